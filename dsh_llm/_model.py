@@ -1,0 +1,85 @@
+"""The frozen Pydantic base shared by every dsh wire type.
+
+It fixes the wire conventions once (camelCase aliases on the wire, snake_case in
+Python, both accepted on input, unset optionals omitted) and closes the public
+Pydantic paths that could yield a mutable or silently re-identified value:
+``model_copy`` with updates and ``model_construct`` (which skips validation).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_camel
+
+from dsh_llm.frozen_json import FrozenDict, freeze_json
+
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+def optional(**constraints: Any) -> Any:
+    """Field spec for an optional wire field: ``None`` means absent and is not dumped."""
+    return Field(default=None, exclude_if=_is_none, **constraints)
+
+
+class DshModel(BaseModel):
+    """Frozen base model: deep-immutable once validated, camelCase on the wire."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        validate_by_alias=True,
+        validate_by_name=True,
+        serialize_by_alias=True,
+        revalidate_instances="subclass-instances",
+        cache_strings="keys",
+    )
+
+    def model_copy(self, *, update: Any = None, deep: bool = False) -> Self:
+        """Return ``self``: a frozen value needs no copy. Updates are refused
+        because they would skip validation (use ``replace_content`` or
+        ``freeze_message`` on a new mapping instead)."""
+        if update:
+            raise TypeError(
+                f"{type(self).__name__} is immutable; model_copy(update=...) is not "
+                "supported (use replace_content() or validate a new value)"
+            )
+        return self
+
+    @classmethod
+    def model_construct(  # type: ignore[override]
+        cls, _fields_set: set[str] | None = None, **values: Any
+    ) -> Self:
+        """Validate instead of constructing blindly: no unvalidated dsh value exists."""
+        return cls.model_validate(values)
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        return self
+
+
+class OpenDshModel(DshModel):
+    """A frozen model that keeps unknown fields, deep-frozen, for lossless round trips."""
+
+    model_config = ConfigDict(extra="allow")
+
+    @model_validator(mode="after")
+    def _freeze_extra_fields(self) -> Self:
+        extra = self.__pydantic_extra__
+        if extra:
+            for key, value in extra.items():
+                extra[key] = freeze_json(value)
+        return self
+
+    @property
+    def model_extra(self) -> FrozenDict | None:
+        """The unknown fields, as a read-only mapping."""
+        extra = self.__pydantic_extra__
+        return None if extra is None else FrozenDict(extra)
+

@@ -1,0 +1,84 @@
+"""Content blocks: the parts of a message, discriminated on ``type``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Self, TypeAlias
+
+from pydantic import Field, TypeAdapter, model_validator
+
+from dsh_llm._model import DshModel, optional
+from dsh_llm.ids import CallIdField
+
+
+class TextBlock(DshModel):
+    """Plain text."""
+
+    type: Literal["text"] = "text"
+    text: str
+    """The text itself."""
+
+
+class ReasoningBlock(DshModel):
+    """Model reasoning ("thinking") shown as text."""
+
+    type: Literal["reasoning"] = "reasoning"
+    text: str
+    """The reasoning text as the model produced it."""
+
+
+class ImageBlock(DshModel):
+    """An image, carried inline (base64 ``data``) or by ``url`` — exactly one of them."""
+
+    type: Literal["image"] = "image"
+    media_type: str = Field(min_length=1)
+    """MIME type, e.g. ``image/png``."""
+    data: str | None = optional()
+    """Base64-encoded bytes."""
+    url: str | None = optional()
+    """Where the image can be fetched."""
+    width: int | None = optional(ge=1)
+    """Width in pixels, when known."""
+    height: int | None = optional(ge=1)
+    """Height in pixels, when known."""
+
+    @model_validator(mode="after")
+    def _data_or_url(self) -> Self:
+        if (self.data is None) == (self.url is None):
+            raise ValueError("an image block needs exactly one of 'data' or 'url'")
+        return self
+
+
+class ToolCallBlock(DshModel):
+    """A tool call requested by the model."""
+
+    type: Literal["tool-call"] = "tool-call"
+    id: CallIdField
+    """The provider-issued call id that the result must name."""
+    name: str
+    """The tool's name as the model wrote it."""
+    arguments: str
+    """The raw JSON text of the arguments, exactly as the model produced it."""
+
+
+class ToolResultBlock(DshModel):
+    """The outcome of one tool call."""
+
+    type: Literal["tool-result"] = "tool-result"
+    tool_call_id: CallIdField
+    """The id of the call this answers."""
+    content: tuple[ContentBlock, ...]
+    """What the tool returned."""
+    is_error: bool = False
+    """True when the call failed; always written on the wire."""
+
+
+ContentBlock: TypeAlias = Annotated[
+    TextBlock | ReasoningBlock | ImageBlock | ToolCallBlock | ToolResultBlock,
+    Field(discriminator="type"),
+]
+"""Any content block, discriminated on ``type``."""
+
+ToolResultBlock.model_rebuild()
+
+ContentBlockAdapter: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock)
+"""Validates and dumps a single content block of any type."""

@@ -1,0 +1,113 @@
+"""The only ways to get a message: creation (mints a new id) and import (keeps one).
+
+Creation helpers take no ``id`` so that nobody can present an import as a creation;
+:func:`freeze_message` never mints one. Both return detached, deep-immutable values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, TypeAlias, TypeVar
+
+from dsh_llm.content import ContentBlock, TextBlock, ToolResultBlock
+from dsh_llm.ids import CallId, new_message_id
+from dsh_llm.messages import (
+    MESSAGE_TYPES,
+    AssistantMessage,
+    Message,
+    MessageAdapter,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
+from dsh_llm.sources import ModelSource, PluginSource, UnknownSource, UserSource
+
+ContentInput: TypeAlias = str | Iterable[ContentBlock | Mapping[str, Any]]
+"""Content as a caller may give it: a string (one text block) or blocks/mappings."""
+SourceInput: TypeAlias = (
+    UserSource | PluginSource | UnknownSource | ModelSource | Mapping[str, Any]
+)
+Role: TypeAlias = Literal["user", "assistant", "system"]
+
+M = TypeVar("M", UserMessage, ToolResultMessage, AssistantMessage, SystemMessage)
+
+
+def _content(content: ContentInput) -> Any:
+    if isinstance(content, str):
+        return (TextBlock(text=content),)
+    if isinstance(content, Mapping):
+        raise TypeError("content must be a string or a sequence of blocks, not one mapping")
+    return content if isinstance(content, tuple) else tuple(content)
+
+
+def create_message(*, role: Role, content: ContentInput, source: SourceInput) -> Message:
+    """Create a message of any role with a newly minted id."""
+    return MessageAdapter.validate_python(
+        {"id": new_message_id(), "role": role, "content": _content(content), "source": source}
+    )
+
+
+def create_user_message(
+    *, content: ContentInput, source: UserSource | PluginSource | UnknownSource | Mapping[str, Any]
+) -> UserMessage:
+    """Create a user-role message (a prompt or program context) with a new id."""
+    return UserMessage(
+        id=new_message_id(), role="user", content=_content(content), source=source
+    )
+
+
+def create_assistant_message(
+    *, content: ContentInput, source: ModelSource | Mapping[str, Any]
+) -> AssistantMessage:
+    """Create an assistant message with a new id. ``source`` gives ``provider``,
+    ``model`` and optionally ``replayState``; its kind is always ``model``."""
+    if isinstance(source, Mapping):
+        if "kind" in source:
+            raise TypeError(
+                "create_assistant_message() fixes the source kind to 'model'; "
+                "do not pass 'kind'"
+            )
+        source = {"kind": "model", **source}
+    return AssistantMessage(
+        id=new_message_id(), role="assistant", content=_content(content), source=source
+    )
+
+
+def create_tool_result_message(
+    *, call_id: CallId | str, content: ContentInput, is_error: bool = False
+) -> ToolResultMessage:
+    """Create the result message of tool call ``call_id`` with a new id."""
+    block = ToolResultBlock(tool_call_id=call_id, content=_content(content), is_error=is_error)
+    return ToolResultMessage(
+        id=new_message_id(),
+        role="user",
+        content=(block,),
+        source={"kind": "tool", "call_id": call_id},
+    )
+
+
+def create_system_message(*, content: ContentInput) -> SystemMessage:
+    """Create a system-role message with a new id (for hand-built requests)."""
+    return SystemMessage(
+        id=new_message_id(), role="system", content=_content(content), source=UserSource()
+    )
+
+
+def freeze_message(message: Message | Mapping[str, Any]) -> Message:
+    """Import a message that already has an id: validate it and return a detached,
+    deep-immutable value with the same id. A validated dsh message is returned as is."""
+    if type(message) in MESSAGE_TYPES:
+        return message  # type: ignore[return-value]
+    if not isinstance(message, Mapping) and not isinstance(message, MESSAGE_TYPES):
+        raise TypeError(
+            f"freeze_message() takes a dsh message or a mapping, not {type(message).__name__}"
+        )
+    return MessageAdapter.validate_python(message)
+
+
+def replace_content(message: M, content: ContentInput) -> M:
+    """Return a new value of the same type with the same id, role and source and new,
+    validated content: a change of representation, not a new message."""
+    return type(message)(
+        id=message.id, role=message.role, content=_content(content), source=message.source
+    )

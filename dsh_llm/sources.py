@@ -1,0 +1,113 @@
+"""Message sources: who or what produced a message, discriminated on ``kind``.
+
+Known kinds have typed models. Any other kind is kept as an :class:`UnknownSource`
+carrying its fields as frozen JSON, so a log written by a newer or richer system
+round-trips without loss. A human prompt is exactly ``source.kind == "user"``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Self, TypeAlias
+
+from pydantic import Field, model_validator
+
+from dsh_llm._model import DshModel, OpenDshModel, optional
+from dsh_llm.frozen_json import FrozenJson
+from dsh_llm.ids import CallIdField
+
+KNOWN_SOURCE_KINDS = frozenset({"user", "plugin", "model", "tool"})
+
+
+class UserSource(OpenDshModel):
+    """A human prompt. Extra JSON fields (e.g. ``rpcId``) are kept, deep-frozen."""
+
+    kind: Literal["user"] = "user"
+
+
+class SnapshotSection(DshModel):
+    """One named section of a plugin ``snapshot`` form."""
+
+    name: str
+    text: str
+
+
+PluginFormKind: TypeAlias = Literal[
+    "instructions", "catalog", "snapshot", "notice", "relay", "recall"
+]
+
+
+class PluginForm(OpenDshModel):
+    """How a plugin's context is presented. ``snapshot`` carries ``sections``;
+    ``notice`` carries a ``summary`` of at most 120 characters."""
+
+    kind: PluginFormKind
+    sections: tuple[SnapshotSection, ...] | None = optional()
+    """The sections of a ``snapshot``."""
+    summary: str | None = optional(max_length=120)
+    """The one-line summary of a ``notice``."""
+
+    @model_validator(mode="after")
+    def _fields_fit_kind(self) -> Self:
+        if self.kind == "snapshot" and self.sections is None:
+            raise ValueError("a 'snapshot' form needs 'sections'")
+        if self.kind == "notice" and self.summary is None:
+            raise ValueError("a 'notice' form needs a 'summary'")
+        return self
+
+
+class PluginSource(OpenDshModel):
+    """Context that a program produced. Extra JSON fields (e.g. ``compactionId``)
+    are kept, deep-frozen."""
+
+    kind: Literal["plugin"] = "plugin"
+    plugin: str = Field(min_length=1)
+    """The producing plugin's name."""
+    form: PluginForm | None = optional()
+    """How the context is presented, when the plugin says."""
+
+
+class ModelSource(DshModel):
+    """Assistant output: which provider and model produced it."""
+
+    kind: Literal["model"] = "model"
+    provider: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    replay_state: FrozenJson | None = optional()
+    """Provider state to send back on later requests to the same provider and model."""
+
+
+class ToolSource(DshModel):
+    """A tool result: the call it answers."""
+
+    kind: Literal["tool"] = "tool"
+    call_id: CallIdField
+
+
+class UnknownSource(OpenDshModel):
+    """A source kind this version does not know, kept losslessly as frozen JSON."""
+
+    kind: str
+
+    @model_validator(mode="after")
+    def _kind_is_unknown(self) -> Self:
+        if self.kind in KNOWN_SOURCE_KINDS:
+            raise ValueError(
+                f"a {self.kind!r} source is not allowed here, or does not match its shape"
+            )
+        if not self.kind:
+            raise ValueError("source kind must be a non-empty string")
+        return self
+
+
+KnownSource: TypeAlias = Annotated[
+    UserSource | PluginSource | ModelSource | ToolSource, Field(discriminator="kind")
+]
+UserRoleSource: TypeAlias = Annotated[
+    Annotated[UserSource | PluginSource, Field(discriminator="kind")] | UnknownSource,
+    Field(union_mode="left_to_right"),
+]
+"""Sources a user- or system-role message may have (a tool source makes a
+``ToolResultMessage``; a model source belongs to assistant messages)."""
+
+Source: TypeAlias = Annotated[KnownSource | UnknownSource, Field(union_mode="left_to_right")]
+"""Any message source."""

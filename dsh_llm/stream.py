@@ -1,0 +1,139 @@
+"""What a model adapter streams: chunks, token usage, finish reasons and failures."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypeAlias
+
+from pydantic import Field, TypeAdapter
+
+from dsh_llm._model import DshModel, optional
+from dsh_llm.content import ContentBlock
+from dsh_llm.frozen_json import FrozenJson
+from dsh_llm.ids import CallIdField
+
+NonNegativeInt = Annotated[int, Field(ge=0)]
+
+
+class TokenUsage(DshModel):
+    """Token counts of one model call. The counts are disjoint: ``input_tokens``
+    excludes cached input, which is counted in ``cache_read_tokens``."""
+
+    input_tokens: NonNegativeInt
+    output_tokens: NonNegativeInt
+    cache_read_tokens: NonNegativeInt | None = optional()
+    cache_write_tokens: NonNegativeInt | None = optional()
+    reasoning_tokens: NonNegativeInt | None = optional()
+    """Part of ``output_tokens`` spent on reasoning, when the provider reports it."""
+
+
+class LlmFailure(DshModel):
+    """Why a model call failed, in provider-neutral terms."""
+
+    message: str
+    code: str
+    """A stable code, e.g. ``RATE_LIMITED``, ``PROVIDER_ERROR``, ``UNKNOWN``."""
+    status: int | None = optional()
+    """The HTTP status, when there was one."""
+    provider_retry_after_ms: NonNegativeInt | None = optional()
+    """How long the provider asked to wait before retrying."""
+    request_id: str | None = optional()
+    """The provider's request id, for support tickets."""
+
+
+class StopFinish(DshModel):
+    kind: Literal["stop"] = "stop"
+
+
+class ToolCallsFinish(DshModel):
+    kind: Literal["tool-calls"] = "tool-calls"
+
+
+class MaxTokensFinish(DshModel):
+    kind: Literal["max-tokens"] = "max-tokens"
+
+
+class AbortedFinish(DshModel):
+    kind: Literal["aborted"] = "aborted"
+    failure: LlmFailure
+
+
+class ErrorFinish(DshModel):
+    kind: Literal["error"] = "error"
+    failure: LlmFailure
+
+
+FinishReason: TypeAlias = Annotated[
+    StopFinish | ToolCallsFinish | MaxTokensFinish | AbortedFinish | ErrorFinish,
+    Field(discriminator="kind"),
+]
+"""Why a stream ended, tagged on ``kind``."""
+
+BlockType: TypeAlias = Literal["text", "reasoning", "image", "tool-call", "tool-result"]
+
+
+class BlockStartChunk(DshModel):
+    """A block at ``index`` begins."""
+
+    type: Literal["block-start"] = "block-start"
+    index: NonNegativeInt
+    block_type: BlockType
+
+
+class TextDeltaChunk(DshModel):
+    type: Literal["text-delta"] = "text-delta"
+    index: NonNegativeInt
+    text: str
+
+
+class ReasoningDeltaChunk(DshModel):
+    type: Literal["reasoning-delta"] = "reasoning-delta"
+    index: NonNegativeInt
+    text: str
+
+
+class ToolCallDeltaChunk(DshModel):
+    """Part of a streamed tool call: the id (last one wins), the name once known,
+    and the next piece of the raw arguments text."""
+
+    type: Literal["tool-call-delta"] = "tool-call-delta"
+    index: NonNegativeInt
+    id: CallIdField
+    name: str | None = optional()
+    arguments_delta: str = ""
+
+
+class BlockEndChunk(DshModel):
+    """The authoritative, complete block at ``index``; it closes the block."""
+
+    type: Literal["block-end"] = "block-end"
+    index: NonNegativeInt
+    block: ContentBlock
+
+
+class UsageChunk(DshModel):
+    type: Literal["usage"] = "usage"
+    usage: TokenUsage
+
+
+class FinishChunk(DshModel):
+    """The end of the stream, with the provider state to replay on later requests."""
+
+    type: Literal["finish"] = "finish"
+    reason: FinishReason
+    replay_state: FrozenJson | None = optional()
+
+
+StreamChunk: TypeAlias = Annotated[
+    BlockStartChunk
+    | TextDeltaChunk
+    | ReasoningDeltaChunk
+    | ToolCallDeltaChunk
+    | BlockEndChunk
+    | UsageChunk
+    | FinishChunk,
+    Field(discriminator="type"),
+]
+"""One streamed piece of model output, tagged on ``type``."""
+
+StreamChunkAdapter: TypeAdapter[StreamChunk] = TypeAdapter(StreamChunk)
+FinishReasonAdapter: TypeAdapter[FinishReason] = TypeAdapter(FinishReason)
