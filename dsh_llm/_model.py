@@ -82,4 +82,3 @@ class OpenDshModel(DshModel):
         """The unknown fields, as a read-only mapping."""
         extra = self.__pydantic_extra__
         return None if extra is None else FrozenDict(extra)
-

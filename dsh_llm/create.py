@@ -24,9 +24,7 @@ from dsh_llm.sources import ModelSource, PluginSource, UnknownSource, UserSource
 
 ContentInput: TypeAlias = str | Iterable[ContentBlock | Mapping[str, Any]]
 """Content as a caller may give it: a string (one text block) or blocks/mappings."""
-SourceInput: TypeAlias = (
-    UserSource | PluginSource | UnknownSource | ModelSource | Mapping[str, Any]
-)
+SourceInput: TypeAlias = UserSource | PluginSource | UnknownSource | ModelSource | Mapping[str, Any]
 Role: TypeAlias = Literal["user", "assistant", "system"]
 
 M = TypeVar("M", UserMessage, ToolResultMessage, AssistantMessage, SystemMessage)
@@ -51,9 +49,7 @@ def create_user_message(
     *, content: ContentInput, source: UserSource | PluginSource | UnknownSource | Mapping[str, Any]
 ) -> UserMessage:
     """Create a user-role message (a prompt or program context) with a new id."""
-    return UserMessage(
-        id=new_message_id(), role="user", content=_content(content), source=source
-    )
+    return UserMessage(id=new_message_id(), role="user", content=_content(content), source=source)
 
 
 def create_assistant_message(
@@ -64,8 +60,7 @@ def create_assistant_message(
     if isinstance(source, Mapping):
         if "kind" in source:
             raise TypeError(
-                "create_assistant_message() fixes the source kind to 'model'; "
-                "do not pass 'kind'"
+                "create_assistant_message() fixes the source kind to 'model'; do not pass 'kind'"
             )
         source = {"kind": "model", **source}
     return AssistantMessage(

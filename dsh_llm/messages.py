@@ -105,4 +105,3 @@ MessageAdapter: TypeAdapter[Message] = TypeAdapter(Message)
 
 HistoryAdapter: TypeAdapter[tuple[Message, ...]] = TypeAdapter(tuple[Message, ...])
 """Validates and dumps a whole message history."""
-

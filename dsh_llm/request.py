@@ -58,4 +58,3 @@ class ModelAdapter(Protocol):
     Cancellation is ordinary asyncio task cancellation."""
 
     def stream(self, request: GenerateRequest) -> AsyncIterator[StreamChunk]: ...
-
