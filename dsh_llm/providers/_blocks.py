@@ -1,0 +1,105 @@
+"""Content blocks under construction while a provider streams.
+
+Providers number their stream parts in their own ways (OpenAI by tool-call index and
+by field, Anthropic by content-block index, with parts that are not content). This
+keeps the dsh side uniform: content indices are handed out in first-seen order from
+0, every delta is also accumulated, and closing a block emits the authoritative
+``block-end`` that the assembler takes as final.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from dsh_llm.content import ContentBlock, ReasoningBlock, TextBlock, ToolCallBlock
+from dsh_llm.ids import CallId
+from dsh_llm.stream import (
+    BlockEndChunk,
+    BlockStartChunk,
+    ReasoningDeltaChunk,
+    TextDeltaChunk,
+    ToolCallDeltaChunk,
+)
+
+StreamedBlockType: TypeAlias = Literal["text", "reasoning", "tool-call"]
+
+
+@dataclass
+class _Partial:
+    block_type: StreamedBlockType
+    parts: list[str] = field(default_factory=list)
+    call_id: str | None = None
+    name: str | None = None
+    closed: bool = False
+
+
+class BlockBuilder:
+    """The blocks of one response, in first-seen order."""
+
+    def __init__(self) -> None:
+        self._blocks: list[_Partial] = []
+
+    def start(self, block_type: StreamedBlockType) -> tuple[int, BlockStartChunk]:
+        """Open the next block; returns its index and the ``block-start`` chunk."""
+        self._blocks.append(_Partial(block_type))
+        index = len(self._blocks) - 1
+        return index, BlockStartChunk(index=index, block_type=block_type)
+
+    def append_text(self, index: int, text: str) -> TextDeltaChunk | ReasoningDeltaChunk:
+        """Add text to an open text or reasoning block."""
+        partial = self._blocks[index]
+        partial.parts.append(text)
+        if partial.block_type == "reasoning":
+            return ReasoningDeltaChunk(index=index, text=text)
+        return TextDeltaChunk(index=index, text=text)
+
+    def append_tool_call(
+        self,
+        index: int,
+        *,
+        call_id: str | None = None,
+        name: str | None = None,
+        arguments: str = "",
+    ) -> ToolCallDeltaChunk:
+        """Add to an open tool-call block: its id and name once known, and the next
+        piece of the raw arguments text. Until the provider names the call, it goes
+        by ``call-<index>``."""
+        partial = self._blocks[index]
+        partial.call_id = call_id or partial.call_id
+        partial.name = name or partial.name
+        partial.parts.append(arguments)
+        return ToolCallDeltaChunk(
+            index=index,
+            id=CallId(partial.call_id or f"call-{index}"),
+            name=partial.name,
+            arguments_delta=arguments,
+        )
+
+    def end(self, index: int) -> BlockEndChunk | None:
+        """Close a block with its complete value; ``None`` if it was already closed."""
+        partial = self._blocks[index]
+        if partial.closed:
+            return None
+        partial.closed = True
+        return BlockEndChunk(index=index, block=self._block(index, partial))
+
+    def end_all(self) -> list[BlockEndChunk]:
+        """Close every block still open, in index order."""
+        ends = (self.end(index) for index in range(len(self._blocks)))
+        return [chunk for chunk in ends if chunk is not None]
+
+    def has(self, block_type: StreamedBlockType) -> bool:
+        """Whether any block of this type was streamed."""
+        return any(partial.block_type == block_type for partial in self._blocks)
+
+    @staticmethod
+    def _block(index: int, partial: _Partial) -> ContentBlock:
+        text = "".join(partial.parts)
+        if partial.block_type == "text":
+            return TextBlock(text=text)
+        if partial.block_type == "reasoning":
+            return ReasoningBlock(text=text)
+        return ToolCallBlock(
+            id=CallId(partial.call_id or f"call-{index}"), name=partial.name or "", arguments=text
+        )

@@ -1,0 +1,196 @@
+"""Provider and transport failures as :class:`~dsh_llm.stream.LlmFailure` values.
+
+Both official SDKs raise the same kinds of errors (an HTTP status error carrying the
+response, a connection error, a timeout, a generic API error for an error payload
+inside a stream); :class:`SdkErrors` names one SDK's classes so a single classifier
+serves both adapters. The classifier never raises: every exception becomes a failure.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
+from typing import NamedTuple
+
+from dsh_llm.errors import LlmError
+from dsh_llm.stream import LlmFailure
+
+AUTHENTICATION_FAILED = "AUTHENTICATION_FAILED"
+INVALID_REQUEST = "INVALID_REQUEST"
+RATE_LIMITED = "RATE_LIMITED"
+OVERLOADED = "OVERLOADED"
+PROVIDER_ERROR = "PROVIDER_ERROR"
+TIMEOUT = "TIMEOUT"
+CONNECTION_ERROR = "CONNECTION_ERROR"
+STREAM_INTERRUPTED = "STREAM_INTERRUPTED"
+MALFORMED_RESPONSE = "MALFORMED_RESPONSE"
+CONTENT_FILTERED = "CONTENT_FILTERED"
+UNKNOWN = "UNKNOWN"
+
+# Error ``type`` strings in provider error bodies (Anthropic's vocabulary; OpenAI-style
+# servers mostly rely on the HTTP status instead).
+_CODE_BY_ERROR_TYPE = {
+    "authentication_error": AUTHENTICATION_FAILED,
+    "permission_error": AUTHENTICATION_FAILED,
+    "invalid_request_error": INVALID_REQUEST,
+    "not_found_error": INVALID_REQUEST,
+    "request_too_large": INVALID_REQUEST,
+    "rate_limit_error": RATE_LIMITED,
+    "overloaded_error": OVERLOADED,
+    "api_error": PROVIDER_ERROR,
+    "timeout_error": TIMEOUT,
+}
+
+
+class UnsupportedRequestError(LlmError):
+    """The request holds something the provider's wire format cannot carry; the
+    message names the offending message id and block."""
+
+
+def unsupported_block(
+    api: str, message_id: str, block_type: str, where: str
+) -> UnsupportedRequestError:
+    """The error for a content block that ``api`` cannot carry in ``where``."""
+    return UnsupportedRequestError(
+        f"message {message_id!r}: {api} cannot carry a {block_type!r} block in {where}"
+    )
+
+
+class SdkErrors(NamedTuple):
+    """The exception classes of one provider SDK, most specific first."""
+
+    status: type[Exception]
+    """An HTTP error response (``status_code``, ``response``, ``body``)."""
+    timeout: type[Exception]
+    connection: type[Exception]
+    api: type[Exception]
+    """Any other SDK error, e.g. an error payload inside a stream."""
+
+
+def code_for_status(status: int) -> str:
+    """The failure code for an HTTP error status."""
+    if status in (401, 403):
+        return AUTHENTICATION_FAILED
+    if status == 408:
+        return TIMEOUT
+    if status == 429:
+        return RATE_LIMITED
+    if status == 529:
+        return OVERLOADED
+    if 400 <= status < 500:
+        return INVALID_REQUEST
+    return PROVIDER_ERROR
+
+
+def retry_after_ms(headers: Mapping[str, str]) -> int | None:
+    """The delay the provider asked for: ``retry-after-ms``, or ``retry-after`` in
+    seconds or as an HTTP date. ``None`` when absent, unparsable or not positive."""
+    for name, scale in (("retry-after-ms", 1.0), ("retry-after", 1000.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            delay_ms = float(raw) * scale
+        except ValueError:
+            if name == "retry-after-ms":
+                continue
+            try:
+                moment = parsedate_to_datetime(raw).timestamp()
+            except (TypeError, ValueError):
+                continue
+            delay_ms = (moment - time.time()) * 1000.0
+        if math.isfinite(delay_ms) and delay_ms > 0:
+            return math.ceil(delay_ms)
+    return None
+
+
+def failure_from_exception(error: Exception, sdk: SdkErrors, *, streaming: bool) -> LlmFailure:
+    """Classify an exception raised while opening (``streaming=False``) or reading
+    (``streaming=True``) a provider stream."""
+    if isinstance(error, sdk.status):
+        return _status_failure(error)
+    if isinstance(error, sdk.connection | sdk.timeout):
+        timed_out = isinstance(error, sdk.timeout)
+        return _transport_failure(error, streaming=streaming, timed_out=timed_out)
+    if isinstance(error, sdk.api):
+        body = getattr(error, "body", None)
+        return LlmFailure(
+            message=f"the provider reported an error: {_error_message(body) or error}",
+            code=_CODE_BY_ERROR_TYPE.get(_error_type(body) or "", PROVIDER_ERROR),
+        )
+    if isinstance(error, ValueError):
+        return LlmFailure(
+            message=f"the provider sent a malformed response: {_describe(error)}",
+            code=MALFORMED_RESPONSE,
+        )
+    if streaming:
+        # Transport errors the SDK lets through unwrapped while a body is being read.
+        return _transport_failure(error, streaming=True, timed_out=False)
+    return LlmFailure(message=f"the model call failed: {_describe(error)}", code=UNKNOWN)
+
+
+def _transport_failure(error: Exception, *, streaming: bool, timed_out: bool) -> LlmFailure:
+    """Once the stream has begun, any transport failure (a stall past the read
+    timeout included) is an interruption; before, a timeout is told apart from a
+    connection that could not be made."""
+    if streaming:
+        return LlmFailure(
+            message=f"the stream broke off before the model finished: {_describe(error)}",
+            code=STREAM_INTERRUPTED,
+        )
+    if timed_out:
+        return LlmFailure(message=f"the provider did not answer in time: {error}", code=TIMEOUT)
+    return LlmFailure(
+        message=f"could not reach the provider: {_describe(error)}", code=CONNECTION_ERROR
+    )
+
+
+def _status_failure(error: Exception) -> LlmFailure:
+    status: int = getattr(error, "status_code", 0)
+    headers: Mapping[str, str] = getattr(getattr(error, "response", None), "headers", {})
+    body = getattr(error, "body", None)
+    request_id = (
+        getattr(error, "request_id", None)
+        or headers.get("x-request-id")
+        or headers.get("request-id")
+    )
+    detail = _error_message(body) or str(error)
+    if status >= 400:
+        code, message, http_status = code_for_status(status), f"HTTP {status}: {detail}", status
+    else:
+        # An error event inside a 200 stream: its body names the kind, there is no status.
+        code = _CODE_BY_ERROR_TYPE.get(_error_type(body) or "", PROVIDER_ERROR)
+        message, http_status = f"error event in the stream: {detail}", None
+    return LlmFailure(
+        message=message,
+        code=code,
+        status=http_status,
+        provider_retry_after_ms=retry_after_ms(headers),
+        request_id=request_id or None,
+    )
+
+
+def _error_object(body: object) -> Mapping[str, object] | None:
+    if not isinstance(body, Mapping):
+        return None
+    inner = body.get("error")
+    return inner if isinstance(inner, Mapping) else body
+
+
+def _error_message(body: object) -> str | None:
+    error = _error_object(body)
+    message = error.get("message") if error is not None else None
+    return message if isinstance(message, str) and message else None
+
+
+def _error_type(body: object) -> str | None:
+    error = _error_object(body)
+    kind = error.get("type") if error is not None else None
+    return kind if isinstance(kind, str) else None
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__

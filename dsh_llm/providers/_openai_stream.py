@@ -1,0 +1,148 @@
+"""OpenAI chat-completions stream → dsh chunks.
+
+Deltas are forwarded as they arrive; block ends, usage and the finish are held until
+the provider's stream is exhausted, because usage comes in a trailing chunk after the
+one carrying ``finish_reason``. A stream that ends without a ``finish_reason`` was cut
+short and ends in an error finish.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletionChunk
+from openai.types.chat.chat_completion_chunk import ChoiceDelta
+
+from dsh_llm.providers._blocks import BlockBuilder
+from dsh_llm.providers._errors import CONTENT_FILTERED
+from dsh_llm.providers._openai_wire import REASONING_FIELDS, REPLAY_FORMAT
+from dsh_llm.providers._streaming import stream_cut_short, unknown_stop
+from dsh_llm.stream import (
+    ErrorFinish,
+    FinishChunk,
+    FinishReason,
+    LlmFailure,
+    MaxTokensFinish,
+    StopFinish,
+    StreamChunk,
+    TokenUsage,
+    ToolCallsFinish,
+    UsageChunk,
+)
+
+
+class ChatStreamTranslator:
+    """Translates the chunks of one chat-completions stream (choice 0)."""
+
+    def __init__(self) -> None:
+        self._blocks = BlockBuilder()
+        self._text_index: int | None = None
+        self._reasoning_index: int | None = None
+        self._reasoning_field: str | None = None
+        self._tool_indices: dict[int, int] = {}
+        self._finish_reason: str | None = None
+        self._usage: TokenUsage | None = None
+
+    def feed(self, event: ChatCompletionChunk) -> list[StreamChunk]:
+        if event.usage is not None:
+            self._usage = usage_from_wire(event.usage)
+        chunks: list[StreamChunk] = []
+        for choice in event.choices:
+            if choice.index != 0:
+                continue
+            self._feed_delta(choice.delta, chunks)
+            if choice.finish_reason is not None:
+                self._finish_reason = choice.finish_reason
+        return chunks
+
+    def end(self) -> list[StreamChunk]:
+        if self._finish_reason is None:
+            return [stream_cut_short("no finish_reason")]
+        chunks: list[StreamChunk] = [*self._blocks.end_all()]
+        if self._usage is not None:
+            chunks.append(UsageChunk(usage=self._usage))
+        reason = self._finish()
+        replay = None
+        if isinstance(reason, ToolCallsFinish) and self._reasoning_field is not None:
+            replay = {"format": REPLAY_FORMAT, "reasoningField": self._reasoning_field}
+        chunks.append(FinishChunk(reason=reason, replay_state=replay))
+        return chunks
+
+    def _feed_delta(self, delta: ChoiceDelta, chunks: list[StreamChunk]) -> None:
+        reasoning = self._reasoning_of(delta)
+        if reasoning:
+            if self._reasoning_index is None:
+                self._reasoning_index, start = self._blocks.start("reasoning")
+                chunks.append(start)
+            chunks.append(self._blocks.append_text(self._reasoning_index, reasoning))
+        if delta.content:
+            if self._text_index is None:
+                self._text_index, start = self._blocks.start("text")
+                chunks.append(start)
+            chunks.append(self._blocks.append_text(self._text_index, delta.content))
+        for call in delta.tool_calls or ():
+            index = self._tool_indices.get(call.index)
+            if index is None:
+                index, start = self._blocks.start("tool-call")
+                self._tool_indices[call.index] = index
+                chunks.append(start)
+            function = call.function
+            chunks.append(
+                self._blocks.append_tool_call(
+                    index,
+                    call_id=call.id,
+                    name=function.name if function is not None else None,
+                    arguments=(function.arguments or "") if function is not None else "",
+                )
+            )
+
+    def _reasoning_of(self, delta: ChoiceDelta) -> str | None:
+        """Reasoning text from the non-standard delta field, remembering which field
+        it came in (the same field carries it back)."""
+        extra: Mapping[str, Any] = delta.model_extra or {}
+        for name in REASONING_FIELDS:
+            value = extra.get(name)
+            if isinstance(value, str) and value:
+                self._reasoning_field = self._reasoning_field or name
+                return value
+        return None
+
+    def _finish(self) -> FinishReason:
+        reason = self._finish_reason
+        if reason in ("tool_calls", "function_call") or (
+            reason == "stop" and self._blocks.has("tool-call")
+        ):
+            # Some servers (older Ollama) say "stop" after streaming tool calls.
+            return ToolCallsFinish()
+        if reason == "stop":
+            return StopFinish()
+        if reason == "length":
+            return MaxTokensFinish()
+        if reason == "content_filter":
+            return ErrorFinish(
+                failure=LlmFailure(
+                    message="the provider's content filter stopped the response",
+                    code=CONTENT_FILTERED,
+                )
+            )
+        return unknown_stop(reason)
+
+
+def usage_from_wire(usage: CompletionUsage) -> TokenUsage:
+    """Disjoint token counts: cached prompt tokens (OpenAI's
+    ``prompt_tokens_details.cached_tokens``, DeepSeek's ``prompt_cache_hit_tokens``)
+    are taken out of ``input_tokens`` and reported as cache reads."""
+    details = usage.prompt_tokens_details
+    cached = details.cached_tokens if details is not None else None
+    if cached is None:
+        hit = (usage.model_extra or {}).get("prompt_cache_hit_tokens")
+        cached = hit if isinstance(hit, int) else None
+    output_details = usage.completion_tokens_details
+    return TokenUsage(
+        input_tokens=max(usage.prompt_tokens - (cached or 0), 0),
+        output_tokens=usage.completion_tokens,
+        cache_read_tokens=cached,
+        reasoning_tokens=output_details.reasoning_tokens if output_details is not None else None,
+    )

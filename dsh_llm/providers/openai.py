@@ -1,0 +1,107 @@
+"""Adapter for OpenAI chat completions and the servers that speak it (DeepSeek,
+OpenAI, vLLM, Ollama, ...), built on the official ``openai`` package.
+
+Install with ``pip install 'dsh[openai]'``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, cast
+
+try:
+    import openai
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "OpenAIChatAdapter needs the 'openai' package: pip install 'dsh[openai]'"
+    ) from error
+
+from dsh_llm.providers._errors import SdkErrors
+from dsh_llm.providers._openai_stream import ChatStreamTranslator
+from dsh_llm.providers._openai_wire import MaxTokensField, chat_body
+from dsh_llm.providers._streaming import SdkStream, run_stream
+from dsh_llm.request import GenerateRequest
+from dsh_llm.stream import StreamChunk
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
+
+OPENAI_ERRORS = SdkErrors(
+    status=openai.APIStatusError,
+    timeout=openai.APITimeoutError,
+    connection=openai.APIConnectionError,
+    api=openai.APIError,
+)
+
+KNOWN_PROVIDERS: dict[str, tuple[str | None, str]] = {
+    "openai": (None, "OPENAI_API_KEY"),
+    "deepseek": ("https://api.deepseek.com", "DEEPSEEK_API_KEY"),
+}
+"""Providers whose endpoint and API-key variable need no configuration:
+``provider -> (base_url, environment variable)``. ``None`` is the SDK's default."""
+
+
+class OpenAIChatAdapter:
+    """A :class:`~dsh_llm.request.ModelAdapter` over ``/chat/completions`` streaming.
+
+    Pass a configured ``openai.AsyncOpenAI`` as ``client``, or let the adapter build
+    one from ``base_url`` and ``api_key``. For the providers in
+    :data:`KNOWN_PROVIDERS` both default: ``OpenAIChatAdapter(provider="deepseek")``
+    talks to DeepSeek with the key in ``DEEPSEEK_API_KEY``. ``provider`` only picks
+    these defaults (kept as ``adapter.provider``); requests name their own provider.
+
+    Retries: the SDK retries a request that failed *before* streaming began
+    (connection errors, 408/409/429/5xx) ``max_retries`` times with backoff,
+    honouring ``retry-after``. Nothing is retried once the stream has started; a
+    failure then ends the stream in ``finish {error}`` and the caller decides.
+    Pass ``max_retries=0`` to see every failure (tests do).
+
+    ``max_tokens_field`` names the wire field for ``GenerateRequest.max_tokens``:
+    ``max_tokens`` (DeepSeek, vLLM, Ollama) or ``max_completion_tokens`` (OpenAI's
+    reasoning models refuse the older name).
+    """
+
+    def __init__(
+        self,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        provider: str = "openai",
+        max_retries: int = 2,
+        timeout: float | None = None,
+        max_tokens_field: MaxTokensField = "max_tokens",
+    ) -> None:
+        self.provider = provider
+        self._max_tokens_field: MaxTokensField = max_tokens_field
+        if client is None:
+            known = KNOWN_PROVIDERS.get(provider)
+            if known is None and base_url is None:
+                raise ValueError(
+                    f"provider {provider!r} has no known endpoint: pass base_url "
+                    f"(known providers: {', '.join(sorted(KNOWN_PROVIDERS))})"
+                )
+            default_url, key_variable = known or (None, None)
+            options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+            client = openai.AsyncOpenAI(
+                base_url=base_url or default_url,
+                api_key=api_key or (os.environ.get(key_variable) if key_variable else None),
+                max_retries=max_retries,
+                **options,
+            )
+        self.client = client
+
+    def stream(self, request: GenerateRequest) -> AsyncIterator[StreamChunk]:
+        """Stream one completion; failures end in ``finish {error}``."""
+        return run_stream(lambda: self._open(request), ChatStreamTranslator(), OPENAI_ERRORS)
+
+    async def _open(self, request: GenerateRequest) -> SdkStream[ChatCompletionChunk]:
+        body = chat_body(request, max_tokens_field=self._max_tokens_field)
+        return await self.client.chat.completions.create(
+            model=request.model,
+            messages=cast("list[ChatCompletionMessageParam]", body.messages),
+            stream=True,
+            stream_options={"include_usage": True},
+            extra_body=body.options,
+        )

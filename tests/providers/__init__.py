@@ -1,0 +1,1 @@
+"""Provider adapter tests against a local HTTP server."""

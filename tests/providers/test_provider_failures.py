@@ -1,0 +1,125 @@
+"""Failures every adapter reports the same way: HTTP errors become stable codes with
+the provider's retry facts, and a silent or stalling server ends the call in time.
+Each test runs against both adapters through their official clients."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import Any
+
+import pytest
+
+from dsh_llm import (
+    ErrorFinish,
+    FinishChunk,
+    GenerateRequest,
+    LlmFailure,
+    ModelAdapter,
+    create_user_message,
+)
+from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter
+from providers.frames import chat_chunk, message_start
+from providers.http_stub import Reply, StubServer, json_reply, sse_reply
+
+AdapterFactory = Callable[..., ModelAdapter]
+
+
+def openai_adapter(stub: StubServer, **options: Any) -> ModelAdapter:
+    return OpenAIChatAdapter(base_url=f"{stub.url}/v1", api_key="k", max_retries=0, **options)
+
+
+def anthropic_adapter(stub: StubServer, **options: Any) -> ModelAdapter:
+    return AnthropicAdapter(base_url=stub.url, api_key="k", max_retries=0, **options)
+
+
+FIRST_FRAME = {openai_adapter: chat_chunk({"content": "Hel"}), anthropic_adapter: message_start()}
+BROKEN_FRAME = b"event: content_block_delta\ndata: {not json\n\n"
+
+
+@pytest.fixture(params=[openai_adapter, anthropic_adapter], ids=["openai", "anthropic"])
+def make_adapter(request: pytest.FixtureRequest) -> AdapterFactory:
+    factory: AdapterFactory = request.param
+    return factory
+
+
+async def failure(adapter: ModelAdapter) -> LlmFailure:
+    question = create_user_message(content="hi", source={"kind": "user"})
+    request = GenerateRequest(provider="p", model="m", messages=(question,))
+    chunks = [item async for item in adapter.stream(request)]
+    last = chunks[-1]
+    assert isinstance(last, FinishChunk)
+    assert isinstance(last.reason, ErrorFinish)
+    return last.reason.failure
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [
+        (400, "INVALID_REQUEST"),
+        (401, "AUTHENTICATION_FAILED"),
+        (403, "AUTHENTICATION_FAILED"),
+        (404, "INVALID_REQUEST"),
+        (422, "INVALID_REQUEST"),
+        (503, "PROVIDER_ERROR"),
+    ],
+)
+async def test_http_status_maps_to_a_stable_code(
+    stub: StubServer, make_adapter: AdapterFactory, status: int, code: str
+) -> None:
+    stub.script(json_reply(status, {"error": {"message": "no", "type": "some_error"}}))
+
+    reported = await failure(make_adapter(stub))
+
+    assert (reported.code, reported.status) == (code, status)
+
+
+async def test_retry_after_given_as_an_http_date(
+    stub: StubServer, make_adapter: AdapterFactory
+) -> None:
+    moment = datetime.now(UTC) + timedelta(seconds=30)
+    stub.script(
+        json_reply(
+            429,
+            {"error": {"message": "later", "type": "rate_limit_error"}},
+            headers={"retry-after": format_datetime(moment, usegmt=True)},
+        )
+    )
+
+    reported = await failure(make_adapter(stub))
+
+    assert reported.code == "RATE_LIMITED"
+    assert reported.provider_retry_after_ms is not None
+    assert 25_000 < reported.provider_retry_after_ms <= 31_000
+
+
+async def test_no_answer_within_the_timeout_is_a_timeout(
+    stub: StubServer, make_adapter: AdapterFactory
+) -> None:
+    stub.script(Reply(stall=True))
+
+    reported = await failure(make_adapter(stub, timeout=0.3))
+
+    assert (reported.code, reported.status) == ("TIMEOUT", None)
+
+
+async def test_a_stream_stalling_past_the_read_timeout_is_interrupted(
+    stub: StubServer, make_adapter: AdapterFactory
+) -> None:
+    stub.script(sse_reply([FIRST_FRAME[make_adapter]], then="hold"))
+
+    reported = await failure(make_adapter(stub, timeout=0.3))
+
+    assert reported.code == "STREAM_INTERRUPTED"
+    assert "Timeout" in reported.message
+
+
+async def test_a_payload_that_is_not_json_is_a_malformed_response(
+    stub: StubServer, make_adapter: AdapterFactory
+) -> None:
+    stub.script(sse_reply([FIRST_FRAME[make_adapter], BROKEN_FRAME]))
+
+    reported = await failure(make_adapter(stub))
+
+    assert reported.code == "MALFORMED_RESPONSE"

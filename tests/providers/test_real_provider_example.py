@@ -1,0 +1,57 @@
+"""The README's real-provider example runs as written, pointed at a local
+DeepSeek-compatible server through its documented environment variables."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from datetime import date
+from pathlib import Path
+
+from providers.frames import CHAT_DONE, chat_chunk
+from providers.http_stub import StubServer, sse_reply
+
+ROOT = Path(__file__).parents[2]
+EXAMPLE = ROOT / "examples" / "real_provider.py"
+
+
+async def test_example_answers_with_its_tool(stub: StubServer) -> None:
+    call = {
+        "index": 0,
+        "id": "call_days",
+        "type": "function",
+        "function": {"name": "days_until", "arguments": '{"day": "2030-01-01"}'},
+    }
+    stub.script(
+        sse_reply([chat_chunk({"tool_calls": [call]}, finish_reason="tool_calls"), CHAT_DONE]),
+        sse_reply([chat_chunk({"content": "Plenty of days."}, finish_reason="stop"), CHAT_DONE]),
+    )
+    environment = {
+        **os.environ,
+        "DEEPSEEK_API_KEY": "sk-test",
+        "DEEPSEEK_BASE_URL": stub.url,
+        "PYTHONPATH": str(ROOT),  # this checkout's packages, however they are installed
+    }
+    before = (date(2030, 1, 1) - date.today()).days
+
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(EXAMPLE),
+        env=environment,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(), 60)
+
+    assert process.returncode == 0, stderr.decode()
+    assert stdout.decode().strip() == "Plenty of days."
+    first, second = stub.requests
+    assert first.path == "/chat/completions"
+    assert first.headers["authorization"] == "Bearer sk-test"
+    [schema] = first.body["tools"]
+    assert schema["function"]["name"] == "days_until"
+    assert schema["function"]["parameters"]["properties"]["day"]["type"] == "string"
+    tool_message = second.body["messages"][-1]
+    assert tool_message["role"] == "tool"
+    assert int(tool_message["content"]) in (before, (date(2030, 1, 1) - date.today()).days)
