@@ -1,6 +1,7 @@
 """dsh_llm — the message vocabulary: identified, deep-frozen messages, the helpers
 that create or import them, stream chunks, the model request and the adapter protocol."""
 
+from dsh_llm.assembler import BlockAssembler
 from dsh_llm.content import (
     ContentBlock,
     ContentBlockAdapter,
@@ -66,6 +67,7 @@ from dsh_llm.stream import (
 __all__ = [
     "AbortedFinish",
     "AssistantMessage",
+    "BlockAssembler",
     "BlockEndChunk",
     "BlockStartChunk",
     "CallId",

@@ -8,12 +8,13 @@ Pydantic paths that could yield a mutable or silently re-identified value:
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Any, Self, cast
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic.alias_generators import to_camel
+from pydantic_core import core_schema
 
-from dsh_llm.frozen_json import FrozenDict, freeze_json
+from dsh_llm.frozen_json import FrozenDict, FrozenJson
 
 
 def _is_none(value: object) -> bool:
@@ -23,6 +24,19 @@ def _is_none(value: object) -> bool:
 def optional(**constraints: Any) -> Any:
     """Field spec for an optional wire field: ``None`` means absent and is not dumped."""
     return Field(default=None, exclude_if=_is_none, **constraints)
+
+
+class SerializedByMemberType:
+    """Annotation for a union of dsh models: dump each value with its own model's
+    serializer. Pydantic's union serializer type-checks the members in turn, which
+    made it the costliest part of dumping a history; validation is unchanged."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        schema = dict(handler(source), serialization=core_schema.simple_ser_schema("any"))
+        return cast(core_schema.CoreSchema, schema)
 
 
 class DshModel(BaseModel):
@@ -69,13 +83,9 @@ class OpenDshModel(DshModel):
 
     model_config = ConfigDict(extra="allow")
 
-    @model_validator(mode="after")
-    def _freeze_extra_fields(self) -> Self:
-        extra = self.__pydantic_extra__
-        if extra:
-            for key, value in extra.items():
-                extra[key] = freeze_json(value)
-        return self
+    # Typed extras: pydantic-core freezes each unknown field while validating and
+    # thaws it back to plain JSON when dumping, with no Python pass over the model.
+    __pydantic_extra__: dict[str, FrozenJson] = Field(init=False)
 
     @property
     def model_extra(self) -> FrozenDict | None:

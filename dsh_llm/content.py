@@ -6,7 +6,7 @@ from typing import Annotated, Literal, Self, TypeAlias
 
 from pydantic import Field, TypeAdapter, model_validator
 
-from dsh_llm._model import DshModel, optional
+from dsh_llm._model import DshModel, SerializedByMemberType, optional
 from dsh_llm.ids import CallIdField
 
 
@@ -75,6 +75,7 @@ class ToolResultBlock(DshModel):
 ContentBlock: TypeAlias = Annotated[
     TextBlock | ReasoningBlock | ImageBlock | ToolCallBlock | ToolResultBlock,
     Field(discriminator="type"),
+    SerializedByMemberType,
 ]
 """Any content block, discriminated on ``type``."""
 

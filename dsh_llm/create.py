@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeAlias, TypeVar
 
-from dsh_llm.content import ContentBlock, TextBlock, ToolResultBlock
+from dsh_llm.content import ContentBlock
 from dsh_llm.ids import CallId, new_message_id
 from dsh_llm.messages import (
     MESSAGE_TYPES,
@@ -30,9 +30,19 @@ Role: TypeAlias = Literal["user", "assistant", "system"]
 M = TypeVar("M", UserMessage, ToolResultMessage, AssistantMessage, SystemMessage)
 
 
+# Creation validates one nested mapping in a single pass of the model's validator
+# (the fastest way pydantic offers: no keyword-argument ``__init__`` frame, and nested
+# blocks given as mappings are built in Rust rather than by separate model calls).
+_validate_user = UserMessage.__pydantic_validator__.validate_python
+_validate_assistant = AssistantMessage.__pydantic_validator__.validate_python
+_validate_tool_result = ToolResultMessage.__pydantic_validator__.validate_python
+_validate_system = SystemMessage.__pydantic_validator__.validate_python
+_USER = UserSource()
+
+
 def _content(content: ContentInput) -> Any:
     if isinstance(content, str):
-        return (TextBlock(text=content),)
+        return ({"type": "text", "text": content},)
     if isinstance(content, Mapping):
         raise TypeError("content must be a string or a sequence of blocks, not one mapping")
     return content if isinstance(content, tuple) else tuple(content)
@@ -49,7 +59,10 @@ def create_user_message(
     *, content: ContentInput, source: UserSource | PluginSource | UnknownSource | Mapping[str, Any]
 ) -> UserMessage:
     """Create a user-role message (a prompt or program context) with a new id."""
-    return UserMessage(id=new_message_id(), role="user", content=_content(content), source=source)
+    message: UserMessage = _validate_user(
+        {"id": new_message_id(), "role": "user", "content": _content(content), "source": source}
+    )
+    return message
 
 
 def create_assistant_message(
@@ -63,29 +76,44 @@ def create_assistant_message(
                 "create_assistant_message() fixes the source kind to 'model'; do not pass 'kind'"
             )
         source = {"kind": "model", **source}
-    return AssistantMessage(
-        id=new_message_id(), role="assistant", content=_content(content), source=source
+    message: AssistantMessage = _validate_assistant(
+        {
+            "id": new_message_id(),
+            "role": "assistant",
+            "content": _content(content),
+            "source": source,
+        }
     )
+    return message
 
 
 def create_tool_result_message(
     *, call_id: CallId | str, content: ContentInput, is_error: bool = False
 ) -> ToolResultMessage:
     """Create the result message of tool call ``call_id`` with a new id."""
-    block = ToolResultBlock(tool_call_id=call_id, content=_content(content), is_error=is_error)
-    return ToolResultMessage(
-        id=new_message_id(),
-        role="user",
-        content=(block,),
-        source={"kind": "tool", "call_id": call_id},
+    block = {
+        "type": "tool-result",
+        "tool_call_id": call_id,
+        "content": _content(content),
+        "is_error": is_error,
+    }
+    message: ToolResultMessage = _validate_tool_result(
+        {
+            "id": new_message_id(),
+            "role": "user",
+            "content": (block,),
+            "source": {"kind": "tool", "call_id": call_id},
+        }
     )
+    return message
 
 
 def create_system_message(*, content: ContentInput) -> SystemMessage:
     """Create a system-role message with a new id (for hand-built requests)."""
-    return SystemMessage(
-        id=new_message_id(), role="system", content=_content(content), source=UserSource()
+    message: SystemMessage = _validate_system(
+        {"id": new_message_id(), "role": "system", "content": _content(content), "source": _USER}
     )
+    return message
 
 
 def freeze_message(message: Message | Mapping[str, Any]) -> Message:
@@ -103,6 +131,12 @@ def freeze_message(message: Message | Mapping[str, Any]) -> Message:
 def replace_content(message: M, content: ContentInput) -> M:
     """Return a new value of the same type with the same id, role and source and new,
     validated content: a change of representation, not a new message."""
-    return type(message)(
-        id=message.id, role=message.role, content=_content(content), source=message.source
+    rewritten: M = type(message).__pydantic_validator__.validate_python(
+        {
+            "id": message.id,
+            "role": message.role,
+            "content": _content(content),
+            "source": message.source,
+        }
     )
+    return rewritten

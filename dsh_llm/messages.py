@@ -3,11 +3,12 @@ content and source. Build them with the helpers in :mod:`dsh_llm.create`."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self, TypeAlias
+from typing import Annotated, Any, Literal, Self, TypeAlias
 
-from pydantic import Discriminator, Tag, TypeAdapter, model_validator
+from pydantic import GetCoreSchemaHandler, TypeAdapter, model_validator
+from pydantic_core import core_schema
 
-from dsh_llm._model import DshModel
+from dsh_llm._model import DshModel, SerializedByMemberType
 from dsh_llm.content import ContentBlock, ToolResultBlock
 from dsh_llm.ids import MessageIdField
 from dsh_llm.sources import ModelSource, ToolSource, UserRoleSource
@@ -64,31 +65,51 @@ class SystemMessage(DshModel):
     source: UserRoleSource
 
 
-def _message_tag(value: object) -> str | None:
-    """Route a mapping or model to its message class: the role decides, and a
-    user-role value with a tool source is a tool result."""
-    if isinstance(value, dict):
-        role = value.get("role")
-        if role == "user":
-            source = value.get("source")
-            kind = source.get("kind") if isinstance(source, dict) else getattr(source, "kind", None)
-            return "tool-result" if kind == "tool" else "user"
-        return role if isinstance(role, str) else None
-    if isinstance(value, ToolResultMessage):
-        return "tool-result"
-    return getattr(value, "role", None)
+_SOURCE_KIND: list[list[str | int]] = [["source", "kind"]]
+
+
+class _RoleTaggedMessage:
+    """Pydantic glue for :data:`Message`: a union tagged on ``role`` whose ``user``
+    member picks :class:`ToolResultMessage` when ``source.kind`` is ``tool`` and
+    :class:`UserMessage` otherwise.
+
+    Every choice is made inside pydantic-core by looking up a key, so JSON validates
+    without first becoming Python objects, as a callable discriminator would require
+    (docs/decisions/2026-12-02-message-union-and-serialization.md)."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        tool_result = core_schema.tagged_union_schema(
+            {"tool": handler.generate_schema(ToolResultMessage)},
+            discriminator=_SOURCE_KIND,
+            custom_error_type="not_a_tool_result",
+            custom_error_message="not a tool result (source.kind is not 'tool')",
+        )
+        user_role = core_schema.union_schema(
+            [
+                (tool_result, "ToolResultMessage"),
+                (handler.generate_schema(UserMessage), "UserMessage"),
+            ],
+            mode="left_to_right",
+        )
+        return core_schema.tagged_union_schema(
+            {
+                "user": user_role,
+                "assistant": handler.generate_schema(AssistantMessage),
+                "system": handler.generate_schema(SystemMessage),
+            },
+            discriminator="role",
+            custom_error_type="invalid_message_role",
+            custom_error_message="role must be 'user', 'assistant' or 'system'",
+        )
 
 
 Message: TypeAlias = Annotated[
-    Annotated[UserMessage, Tag("user")]
-    | Annotated[ToolResultMessage, Tag("tool-result")]
-    | Annotated[AssistantMessage, Tag("assistant")]
-    | Annotated[SystemMessage, Tag("system")],
-    Discriminator(
-        _message_tag,
-        custom_error_type="invalid_message_role",
-        custom_error_message="role must be 'user', 'assistant' or 'system'",
-    ),
+    UserMessage | ToolResultMessage | AssistantMessage | SystemMessage,
+    _RoleTaggedMessage,
+    SerializedByMemberType,
 ]
 """Any message. A user-role value with a ``tool`` source validates as a
 :class:`ToolResultMessage`."""

@@ -7,15 +7,16 @@ round-trips without loss. A human prompt is exactly ``source.kind == "user"``.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self, TypeAlias
+from typing import Annotated, Literal, Self, TypeAlias, get_args
 
-from pydantic import Field, model_validator
+from pydantic import Field, JsonValue, model_validator
 
-from dsh_llm._model import DshModel, OpenDshModel, optional
+from dsh_llm._model import DshModel, OpenDshModel, SerializedByMemberType, optional
 from dsh_llm.frozen_json import FrozenJson
 from dsh_llm.ids import CallIdField
 
 KNOWN_SOURCE_KINDS = frozenset({"user", "plugin", "model", "tool"})
+_KNOWN_KIND_NAMES: list[JsonValue] = [*sorted(KNOWN_SOURCE_KINDS)]
 
 
 class UserSource(OpenDshModel):
@@ -34,13 +35,16 @@ class SnapshotSection(DshModel):
 PluginFormKind: TypeAlias = Literal[
     "instructions", "catalog", "snapshot", "notice", "relay", "recall"
 ]
+"""The form kinds this version knows; others are kept as they are."""
 
 
 class PluginForm(OpenDshModel):
     """How a plugin's context is presented. ``snapshot`` carries ``sections``;
-    ``notice`` carries a ``summary`` of at most 120 characters."""
+    ``notice`` carries a ``summary`` of at most 120 characters. A kind this version
+    does not know is kept with its fields, like an unknown source kind."""
 
-    kind: PluginFormKind
+    kind: str = Field(min_length=1, json_schema_extra={"examples": list(get_args(PluginFormKind))})
+    """One of :data:`PluginFormKind`, or a newer kind."""
     sections: tuple[SnapshotSection, ...] | None = optional()
     """The sections of a ``snapshot``."""
     summary: str | None = optional(max_length=120)
@@ -86,7 +90,8 @@ class ToolSource(DshModel):
 class UnknownSource(OpenDshModel):
     """A source kind this version does not know, kept losslessly as frozen JSON."""
 
-    kind: str
+    kind: str = Field(json_schema_extra={"not": {"enum": _KNOWN_KIND_NAMES}})
+    """Any kind but the known ones (a known kind must match its own shape)."""
 
     @model_validator(mode="after")
     def _kind_is_unknown(self) -> Self:
@@ -105,9 +110,12 @@ KnownSource: TypeAlias = Annotated[
 UserRoleSource: TypeAlias = Annotated[
     Annotated[UserSource | PluginSource, Field(discriminator="kind")] | UnknownSource,
     Field(union_mode="left_to_right"),
+    SerializedByMemberType,
 ]
 """Sources a user- or system-role message may have (a tool source makes a
 ``ToolResultMessage``; a model source belongs to assistant messages)."""
 
-Source: TypeAlias = Annotated[KnownSource | UnknownSource, Field(union_mode="left_to_right")]
+Source: TypeAlias = Annotated[
+    KnownSource | UnknownSource, Field(union_mode="left_to_right"), SerializedByMemberType
+]
 """Any message source."""

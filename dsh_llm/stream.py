@@ -6,7 +6,7 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Field, TypeAdapter
 
-from dsh_llm._model import DshModel, optional
+from dsh_llm._model import DshModel, SerializedByMemberType, optional
 from dsh_llm.content import ContentBlock
 from dsh_llm.frozen_json import FrozenJson
 from dsh_llm.ids import CallIdField
@@ -39,6 +39,14 @@ class LlmFailure(DshModel):
     request_id: str | None = optional()
     """The provider's request id, for support tickets."""
 
+    @classmethod
+    def from_exception(cls, error: BaseException) -> LlmFailure:
+        """The failure an unexpected exception stands for (code ``UNKNOWN``), so that
+        an adapter's or model function's crash can end its stream as ``finish {error}``."""
+        detail = str(error)
+        message = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+        return cls(message=message, code="UNKNOWN")
+
 
 class StopFinish(DshModel):
     kind: Literal["stop"] = "stop"
@@ -65,6 +73,7 @@ class ErrorFinish(DshModel):
 FinishReason: TypeAlias = Annotated[
     StopFinish | ToolCallsFinish | MaxTokensFinish | AbortedFinish | ErrorFinish,
     Field(discriminator="kind"),
+    SerializedByMemberType,
 ]
 """Why a stream ended, tagged on ``kind``."""
 
@@ -132,6 +141,7 @@ StreamChunk: TypeAlias = Annotated[
     | UsageChunk
     | FinishChunk,
     Field(discriminator="type"),
+    SerializedByMemberType,
 ]
 """One streamed piece of model output, tagged on ``type``."""
 

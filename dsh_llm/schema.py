@@ -1,0 +1,89 @@
+"""JSON Schema (draft 2020-12) of the dsh_llm wire types, for clients in other languages.
+
+Schemas describe what a reader accepts on the wire (camelCase names). Tag fields
+(``type``, ``kind``, ``role``...) are required, as every writer writes them. Other
+packages export their own types with :func:`json_schema_of` and the ``dsh schema``
+command merges them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
+from pydantic_core import CoreSchema
+
+from dsh_llm.content import ContentBlock
+from dsh_llm.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
+from dsh_llm.request import GenerateRequest, ToolSchema
+from dsh_llm.sources import Source
+from dsh_llm.stream import FinishReason, LlmFailure, StreamChunk, TokenUsage
+
+DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+
+
+class _WireSchemaGenerator(GenerateJsonSchema):
+    """Pydantic's generator with the wire conventions: tags required, no
+    generated per-field titles, and the ``$schema`` dialect stated."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def generate(self, schema: CoreSchema, mode: JsonSchemaMode = "validation") -> JsonSchemaValue:
+        document = super().generate(schema, mode)
+        _require_tags(document)
+        return {"$schema": DRAFT_2020_12, **document}
+
+
+def _require_tags(node: object) -> None:
+    """Make every constant-valued property (a union tag) required, in place."""
+    if isinstance(node, dict):
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            tags = [name for name, spec in properties.items() if "const" in spec]
+            for name in tags:
+                properties[name].pop("default", None)
+            required = node.setdefault("required", [])
+            required[:0] = [name for name in tags if name not in required]
+        for child in node.values():
+            _require_tags(child)
+    elif isinstance(node, list):
+        for child in node:
+            _require_tags(child)
+
+
+def json_schema_of(type_: Any) -> dict[str, Any]:
+    """The draft 2020-12 wire schema of a dsh type (a model class or a union alias)."""
+    schema: dict[str, Any] = TypeAdapter(type_).json_schema(
+        by_alias=True, schema_generator=_WireSchemaGenerator
+    )
+    return schema
+
+
+_WIRE_TYPES: dict[str, Any] = {
+    "Message": Message,
+    "UserMessage": UserMessage,
+    "AssistantMessage": AssistantMessage,
+    "ToolResultMessage": ToolResultMessage,
+    "SystemMessage": SystemMessage,
+    "ContentBlock": ContentBlock,
+    "Source": Source,
+    "StreamChunk": StreamChunk,
+    "TokenUsage": TokenUsage,
+    "FinishReason": FinishReason,
+    "LlmFailure": LlmFailure,
+    "GenerateRequest": GenerateRequest,
+    "ToolSchema": ToolSchema,
+}
+
+
+def wire_schemas() -> dict[str, dict[str, Any]]:
+    """``{TypeName: JSON Schema}`` for every public dsh_llm wire type."""
+    return {name: json_schema_of(type_) for name, type_ in _WIRE_TYPES.items()}
