@@ -31,6 +31,7 @@ from dsh_llm.messages import (
     SystemMessage,
     ToolResultMessage,
     UserMessage,
+    ValidatedMessages,
 )
 from dsh_llm.request import GenerateRequest, ModelAdapter, ToolSchema
 from dsh_llm.sources import (
@@ -116,6 +117,7 @@ __all__ = [
     "UsageChunk",
     "UserMessage",
     "UserSource",
+    "ValidatedMessages",
     "create_assistant_message",
     "create_message",
     "create_system_message",

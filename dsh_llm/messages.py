@@ -3,6 +3,7 @@ content and source. Build them with the helpers in :mod:`dsh_llm.create`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, Self, TypeAlias
 
 from pydantic import GetCoreSchemaHandler, TypeAdapter, model_validator
@@ -120,6 +121,16 @@ MESSAGE_TYPES: tuple[type[DshModel], ...] = (
     AssistantMessage,
     SystemMessage,
 )
+
+
+class ValidatedMessages(Sequence[Message]):
+    """Marker base for immutable sequences whose items are all validated dsh
+    messages, such as a session's derived history. :class:`GenerateRequest` takes
+    one without checking each item, so a request costs the same however long the
+    conversation is. Only subclass it for sequences that guarantee this."""
+
+    __slots__ = ()
+
 
 MessageAdapter: TypeAdapter[Message] = TypeAdapter(Message)
 """Validates (from Python or JSON) and dumps a message of any role."""

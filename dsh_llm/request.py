@@ -9,8 +9,10 @@ from pydantic import Field, field_validator
 
 from dsh_llm._model import DshModel, optional
 from dsh_llm.frozen_json import FrozenJson
-from dsh_llm.messages import MESSAGE_TYPES, Message, MessageAdapter
+from dsh_llm.messages import MESSAGE_TYPES, Message, MessageAdapter, ValidatedMessages
 from dsh_llm.stream import StreamChunk
+
+_MESSAGE_TYPES = frozenset(MESSAGE_TYPES)
 
 
 class ToolSchema(DshModel):
@@ -40,12 +42,13 @@ class GenerateRequest(DshModel):
     @field_validator("messages", mode="wrap")
     @classmethod
     def _keep_dsh_messages(cls, value: Any, handler: Any) -> tuple[Message, ...]:
+        if isinstance(value, ValidatedMessages):
+            return tuple(value)
         if isinstance(value, Sequence) and not isinstance(value, str):
-            types = MESSAGE_TYPES
-            if all(type(item) in types for item in value):
+            if _MESSAGE_TYPES.issuperset(map(type, value)):
                 return value if type(value) is tuple else tuple(value)
             return tuple(
-                item if type(item) in types else MessageAdapter.validate_python(item)
+                item if type(item) in _MESSAGE_TYPES else MessageAdapter.validate_python(item)
                 for item in value
             )
         result: tuple[Message, ...] = handler(value)
