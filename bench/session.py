@@ -1,0 +1,449 @@
+"""Session suite: the cost of the durable log.
+
+- ``append`` + ``derive_messages()`` per call at 1k, 10k and 100k events: must stay
+  flat (the 100k figure at most 2x the 1k one).
+- Durable flush of batches of 10 and 100 events: dsh's SQLite store (WAL,
+  ``synchronous=FULL``) beside the raw floor (the same rows, already serialized, one
+  ``executemany`` and one commit per batch into a WAL/FULL database) and openai-agents'
+  ``SQLiteSession.add_items``; dsh's JSONL store beside the floor of one ``write`` plus
+  ``fsync`` of the same lines. Target: within 1.3x of the floor. A second floor also
+  serializes the events inside the timed part (``model_dump_json``), to show how much
+  of the gap is serialization and how much is the store.
+- Loading a 100k-event session (validate, repair check, derive) beside the floor of
+  reading the same rows and ``json.loads`` without validation, and openai-agents'
+  ``get_items``. Target: at most 2x the floor.
+
+Garbage collection: the floors and peers run with the collector on, as in a real
+program. dsh's bulk parse pauses the cyclic collector itself while it builds the
+(acyclic) events; the "gc paused" floor shows what the floor costs without the
+collector, so both readings of the ratio are in the table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import os
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from _harness import Case, Options, Target, compare
+from agents import SQLiteSession
+
+from dsh_llm import (
+    TextBlock,
+    ToolCallBlock,
+    UserMessage,
+    create_assistant_message,
+    create_tool_result_message,
+    create_user_message,
+)
+from dsh_session.events import SessionEvent
+from dsh_session.session import Session
+from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
+
+SUITE = "session"
+MODEL = {"provider": "bench", "model": "scripted"}
+SIZES = (1_000, 10_000, 100_000)
+
+
+# --- workload: turns as the agent loop writes them -------------------------------------
+
+
+def _turn(session: Session) -> Iterator[None]:
+    """Append one turn (a tool step, then a text step), yielding after each event."""
+    turn = session.last_turn + 1
+    session.append("turn/start", {"turn": turn})
+    yield
+    session.append("step/start", {"turn": turn, "step": 1})
+    yield
+    prompt = create_user_message(
+        content=f"question {turn}: " + "words " * 30, source={"kind": "user"}
+    )
+    session.append("user/message", prompt)
+    yield
+    if session.request_header is None:
+        session.append("request/header", {"header": {"config": MODEL}, "reason": "initial"})
+        yield
+    yield from _model_step(session, turn, 1, tool_call=f"call-{turn}")
+    call = session.append(
+        "tool/call",
+        {"turn": turn, "step": 1, "call_id": f"call-{turn}", "name": "grep", "arguments": "{}"},
+    )
+    yield
+    result = create_tool_result_message(call_id=f"call-{turn}", content="match " * 60)
+    session.append(
+        "tool/result",
+        {"turn": turn, "step": 1, "message": result},
+        source_event_seqs=[call.seq],
+    )
+    yield
+    session.append("step/end", {"turn": turn, "step": 1})
+    yield
+    session.append("step/start", {"turn": turn, "step": 2})
+    yield
+    yield from _model_step(session, turn, 2, tool_call=None)
+    session.append("step/end", {"turn": turn, "step": 2})
+    yield
+    session.append("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+    yield
+
+
+def _model_step(session: Session, turn: int, step: int, tool_call: str | None) -> Iterator[None]:
+    first = session.seq
+    for index in range(4):
+        chunk = {"type": "text-delta", "index": 0, "text": f"token{index} "}
+        session.append("assistant/chunk", {"turn": turn, "step": step, "chunk": chunk})
+        yield
+    content: list[Any] = [TextBlock(text="token0 token1 token2 token3")]
+    if tool_call is not None:
+        content.append(ToolCallBlock(id=tool_call, name="grep", arguments='{"pattern": "x"}'))
+    message = create_assistant_message(content=content, source=MODEL)
+    session.append(
+        "assistant/message",
+        {"turn": turn, "step": step, "message": message},
+        source_event_seqs=range(first, session.seq),
+    )
+    yield
+
+
+def _appender(session: Session) -> Iterator[None]:
+    """Append events forever (whole turns, one event per ``next``)."""
+    while True:
+        yield from _turn(session)
+
+
+def _session_with(events: int, session_id: str = "bench") -> Session:
+    session = Session.create(session_id)
+    for _ in islice(_appender(session), events):
+        pass
+    return session
+
+
+# --- append + derive_messages --------------------------------------------------------
+
+
+def _append_derive_case(options: Options) -> Case:
+    number, repeats = 1_000, options.repeats(9)
+    calls = 3 + number * repeats
+    subjects: dict[str, Callable[[], object]] = {}
+    for size in SIZES:
+        session = Session.create()
+        appender = _appender(session)
+        for _ in islice(appender, size):
+            pass
+        while session.open_step is None:  # user messages enter inside a step
+            next(appender)
+        prompts = iter(
+            [create_user_message(content="steer", source={"kind": "user"}) for _ in range(calls)]
+        )
+        subjects[f"{size // 1000}k events"] = _append_and_derive(session, prompts)
+    values = compare(subjects, number=number, repeats=repeats)
+    return Case(
+        SUITE,
+        "append a user/message + derive_messages(), per call",
+        "s",
+        values,
+        targets=(Target("1k events", 2.0, subject="100k events"),),
+    )
+
+
+def _append_and_derive(session: Session, prompts: Iterator[UserMessage]) -> Callable[[], object]:
+    def call() -> object:
+        session.append("user/message", next(prompts))
+        return session.derive_messages()
+
+    return call
+
+
+# --- durable flush throughput --------------------------------------------------------
+
+
+class _FlushSubject:
+    """Makes batches of events durable: ``prepare`` (untimed) readies the next batch,
+    ``flush_batch`` (timed) makes it durable."""
+
+    def __init__(
+        self,
+        prepare: Callable[[], None],
+        flush_batch: Callable[[], Coroutine[Any, Any, Any]],
+    ) -> None:
+        self.prepare, self.flush_batch = prepare, flush_batch
+
+
+async def _dsh_flush(store: SessionStore, size: int) -> _FlushSubject:
+    session = Session.create()
+    store.attach(session)
+    await store.flush(session)
+    events = _appender(session)
+
+    def prepare() -> None:
+        for _ in islice(events, size):
+            pass
+
+    return _FlushSubject(prepare, lambda: store.flush(session))
+
+
+class _EventSource:
+    """Events of a realistic stream (a scratch session), cycled forever, each batch
+    given consecutive seqs for the floors' primary key."""
+
+    def __init__(self, size: int) -> None:
+        self.events = list(_session_with(2_000).events)
+        self.size, self.position, self.seq = size, 0, 0
+
+    def next_batch(self) -> list[tuple[int, SessionEvent]]:
+        batch = []
+        for _ in range(self.size):
+            batch.append((self.seq, self.events[self.position]))
+            self.position = (self.position + 1) % len(self.events)
+            self.seq += 1
+        return batch
+
+
+def _sqlite_floor(path: Path, size: int, *, serialize: bool) -> _FlushSubject:
+    """One executemany and one commit per batch into a WAL/FULL database; the rows are
+    serialized beforehand, or (``serialize``) inside the timed part."""
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute(
+        "CREATE TABLE events (session_id TEXT, seq INTEGER, event TEXT, "
+        "PRIMARY KEY (session_id, seq)) WITHOUT ROWID"
+    )
+    source = _EventSource(size)
+    batch: list[tuple[int, SessionEvent]] = []
+    rows: list[tuple[str, int, str]] = []
+
+    def prepare() -> None:
+        batch[:] = source.next_batch()
+        if not serialize:
+            rows[:] = [("bench", seq, event.model_dump_json()) for seq, event in batch]
+
+    async def flush_batch() -> None:
+        if serialize:
+            rows[:] = [("bench", seq, event.model_dump_json()) for seq, event in batch]
+        db.execute("BEGIN IMMEDIATE")
+        db.executemany("INSERT INTO events VALUES (?, ?, ?)", rows)
+        db.execute("COMMIT")
+
+    return _FlushSubject(prepare, flush_batch)
+
+
+def _jsonl_floor(path: Path, size: int, *, serialize: bool) -> _FlushSubject:
+    """One write and one fsync per batch; lines serialized beforehand or in the timed
+    part."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    source = _EventSource(size)
+    batch: list[tuple[int, SessionEvent]] = []
+    lines = [b""]
+
+    def serialized() -> bytes:
+        return "".join(event.model_dump_json() + "\n" for _, event in batch).encode()
+
+    def prepare() -> None:
+        batch[:] = source.next_batch()
+        if not serialize:
+            lines[0] = serialized()
+
+    async def flush_batch() -> None:
+        os.write(fd, serialized() if serialize else lines[0])
+        os.fsync(fd)
+
+    return _FlushSubject(prepare, flush_batch)
+
+
+def _agents_flush(path: Path, size: int) -> _FlushSubject:
+    peer = SQLiteSession("bench", path)
+    source = _EventSource(size)
+    items: list[Any] = []
+
+    def prepare() -> None:
+        items[:] = [event.model_dump(mode="json") for _, event in source.next_batch()]
+
+    return _FlushSubject(prepare, lambda: peer.add_items(items))
+
+
+async def _time_flushes(subjects: dict[str, _FlushSubject], *, batches: int) -> dict[str, float]:
+    """Median seconds per batch. Subjects take turns batch by batch (in rotating order),
+    so drift in disk and machine speed hits them alike; preparation is untimed, and a
+    median over single batches is robust to the occasional slow fsync.
+
+    The cyclic collector is paused while batches are timed and run between rounds
+    instead: otherwise the full collections that the untimed preparation (appending
+    thousands of events) makes due land in whichever timed flush allocates next."""
+    samples: dict[str, list[float]] = {name: [] for name in subjects}
+    order = list(subjects)
+    gc.disable()
+    try:
+        for batch in range(batches + 10):  # the first ten rounds warm up
+            if batch % 50 == 0:
+                gc.collect()
+            shift = batch % len(order)
+            for name in order[shift:] + order[:shift]:
+                subject = subjects[name]
+                subject.prepare()
+                start = time.perf_counter()
+                await subject.flush_batch()
+                if batch >= 10:
+                    samples[name].append(time.perf_counter() - start)
+    finally:
+        gc.enable()
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+async def _flush_case(
+    size: int, backend: str, store: SessionStore, peers: dict[str, _FlushSubject], options: Options
+) -> Case:
+    dsh = type(store).__name__
+    subjects = {dsh: await _dsh_flush(store, size), **peers}
+    values = await _time_flushes(subjects, batches=100 if options.quick else 600)
+    await store.close()
+    stats = store.stats
+    return Case(
+        SUITE,
+        f"durable flush, batches of {size} events, {backend}",
+        "s",
+        values,
+        targets=(Target(next(iter(peers)), 1.3, subject=dsh),),
+        notes=(
+            "per batch; dsh and openai-agents serialize inside the timed part; dsh store: "
+            f"{stats.flushes} flushes, {stats.batches_written} batches, {stats.fsyncs} "
+            f"fsyncs, {stats.threaded_writes} on a worker thread"
+        ),
+    )
+
+
+async def _flush_cases(options: Options, directory: Path) -> list[Case]:
+    cases = []
+    for size in (10, 100):
+        folder = directory / f"flush-{size}"
+        folder.mkdir()
+        sqlite_peers = {
+            "floor executemany+commit": _sqlite_floor(folder / "f.db", size, serialize=False),
+            "floor, serializing too": _sqlite_floor(folder / "fs.db", size, serialize=True),
+            "openai-agents SQLiteSession": _agents_flush(folder / "agents.db", size),
+        }
+        store: SessionStore = SqliteSessionStore(folder / "dsh.db")
+        cases.append(
+            await _flush_case(size, "SQLite WAL synchronous=FULL", store, sqlite_peers, options)
+        )
+        jsonl_peers = {
+            "floor write+fsync": _jsonl_floor(folder / "f.jsonl", size, serialize=False),
+            "floor, serializing too": _jsonl_floor(folder / "fs.jsonl", size, serialize=True),
+        }
+        store = JsonlSessionStore(folder / "dsh-jsonl")
+        cases.append(await _flush_case(size, "JSONL append+fsync", store, jsonl_peers, options))
+    return cases
+
+
+# --- loading a long session ----------------------------------------------------------
+
+
+def _load_cases(options: Options, directory: Path) -> list[Case]:
+    with asyncio.Runner() as runner:
+        return _load_cases_in(runner, options, directory)
+
+
+def _load_cases_in(runner: asyncio.Runner, options: Options, directory: Path) -> list[Case]:
+    events = 20_000 if options.quick else 100_000
+    session = _session_with(events, "long")
+    sqlite_path, jsonl_dir = directory / "load.db", directory / "load-jsonl"
+    for store in (SqliteSessionStore(sqlite_path), JsonlSessionStore(jsonl_dir)):
+        store.attach(session)
+        runner.run(store.close())
+    agents = SQLiteSession("long", directory / "agents-load.db")
+    items: list[Any] = [event.model_dump(mode="json") for event in session.events]
+    runner.run(agents.add_items(items))
+    del session, items
+    gc.collect()
+
+    db = sqlite3.connect(sqlite_path)
+    jsonl_file = jsonl_dir / "long.jsonl"
+
+    def sqlite_rows() -> list[Any]:
+        query = "SELECT event FROM dsh_events WHERE session_id = 'long' ORDER BY seq"
+        return [json.loads(row) for (row,) in db.execute(query)]
+
+    def jsonl_rows() -> list[Any]:
+        return [json.loads(line) for line in jsonl_file.read_bytes().splitlines()]
+
+    def load_with(store: SessionStore) -> Callable[[], object]:
+        def load() -> object:
+            loaded = runner.run(store.load("long"))
+            messages = loaded.derive_messages()
+            store.detach(loaded)
+            return messages
+
+        return load
+
+    repeats = options.repeats(5)
+    sqlite_values = compare(
+        {
+            "dsh SqliteSessionStore": load_with(SqliteSessionStore(sqlite_path)),
+            "floor SELECT + json.loads": sqlite_rows,
+            "floor, gc paused": _gc_paused(sqlite_rows),
+            "openai-agents get_items": lambda: runner.run(agents.get_items()),
+        },
+        number=1,
+        repeats=repeats,
+    )
+    jsonl_values = compare(
+        {
+            "dsh JsonlSessionStore": load_with(JsonlSessionStore(jsonl_dir)),
+            "floor read + json.loads": jsonl_rows,
+            "floor, gc paused": _gc_paused(jsonl_rows),
+        },
+        number=1,
+        repeats=repeats,
+    )
+    db.close()
+    name = f"load a {events // 1000}k-event session (validate, repair check, derive)"
+    notes = "dsh pauses the cyclic gc while it parses; the floors and peers run with it on"
+    return [
+        Case(
+            SUITE,
+            f"{name}, SQLite",
+            "s",
+            sqlite_values,
+            targets=(Target("floor SELECT + json.loads", 2.0, subject="dsh SqliteSessionStore"),),
+            notes=notes,
+        ),
+        Case(
+            SUITE,
+            f"{name}, JSONL",
+            "s",
+            jsonl_values,
+            targets=(Target("floor read + json.loads", 2.0, subject="dsh JsonlSessionStore"),),
+            notes=notes,
+        ),
+    ]
+
+
+def _gc_paused(read: Callable[[], list[Any]]) -> Callable[[], object]:
+    def call() -> object:
+        gc.disable()
+        try:
+            return read()
+        finally:
+            gc.enable()
+
+    return call
+
+
+def run(options: Options) -> list[Case]:
+    """The session suite's cases."""
+    with tempfile.TemporaryDirectory(prefix="dsh-bench-session-") as folder:
+        directory = Path(folder)
+        return [
+            _append_derive_case(options),
+            *asyncio.run(_flush_cases(options, directory)),
+            *_load_cases(options, directory),
+        ]

@@ -1,0 +1,263 @@
+"""The structural rules of a log, checked one event at a time.
+
+:class:`LogState` is the state a log is in after its events so far: the open turn and
+step, the tool calls of the open step still awaiting a result, where each turn started
+and ended, the latest request header, and the surface. ``check`` validates the next
+event against it without changing anything; ``commit`` applies a checked event. Live
+append and whole-log validation run the same rules, so a log this package wrote always
+loads, and validity is prefix-closed (every prefix of a valid log is valid).
+
+The rules:
+
+- ``turn/start`` numbers the next turn (last + 1) and needs no turn open; ``turn/end``
+  closes the open turn once its step is closed; ``session/end-seed`` sits between turns.
+- ``step/start`` opens the next step (last + 1, from 1 in each turn) of the open turn;
+  ``step/end`` closes it.
+- ``assistant/chunk``, ``assistant/message``, ``tool/call`` and ``tool/result`` that
+  append belong to the open step and name its turn and step.
+- A ``tool/call`` names a call requested by an assistant message of the open step and
+  not yet started; a ``tool/result`` answers a requested call not yet answered (it may
+  come without a ``tool/call`` when the call never started). ``step/end`` forgets calls
+  left unanswered, as the reference harness does.
+- Surface replaces (compaction) are surface maintenance: they may come between turns,
+  and their own rules live in :mod:`dsh_session.surface`.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from dsh_llm.content import ToolCallBlock
+from dsh_session.errors import SessionValidationError
+from dsh_session.events import (
+    AssistantChunkEvent,
+    AssistantMessageEvent,
+    EndSeedEvent,
+    Replace,
+    RequestHeader,
+    RequestHeaderEvent,
+    SessionEvent,
+    StepEndEvent,
+    StepStartEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+    UserMessageEvent,
+)
+from dsh_session.surface import Span, Surface
+
+
+class LogState:
+    """Where a log stands after its events so far; see the module docstring."""
+
+    __slots__ = (
+        "_awaiting",
+        "_turn_ends",
+        "_turn_starts",
+        "last_step",
+        "last_turn",
+        "open_step",
+        "open_turn",
+        "request_header",
+        "surface",
+    )
+
+    def __init__(self, events: Sequence[SessionEvent]) -> None:
+        self.surface = Surface(events)
+        self.open_turn: int | None = None
+        """The number of the open turn, or ``None`` between turns."""
+        self.open_step: int | None = None
+        """The number of the open step of the open turn, or ``None``."""
+        self.last_turn = 0
+        """The highest turn number started so far (0 if none)."""
+        self.last_step = 0
+        """The highest step number started in the open (or last) turn."""
+        self.request_header: RequestHeader | None = None
+        """The latest ``request/header`` snapshot."""
+        # Calls requested in the open step and not yet answered: call id -> started.
+        self._awaiting: dict[str, bool] = {}
+        self._turn_starts: list[int] = []
+        self._turn_ends: list[int] = []
+
+    def check(self, event: SessionEvent) -> Span | None:
+        """Raise :class:`SessionValidationError` if ``event`` may not come next; change
+        nothing. Returns what ``commit`` needs (the span a surface replace shadows)."""
+        rule = _CHECKS.get(type(event))
+        if rule is not None:
+            rule(self, event)
+        if type(event) in _SURFACE_CLASSES:
+            return self.surface.check(event)
+        return None
+
+    def commit(self, event: SessionEvent, span: Span | None) -> None:
+        """Apply an event that :meth:`check` accepted."""
+        apply = _COMMITS.get(type(event))
+        if apply is not None:
+            apply(self, event)
+        if type(event) in _SURFACE_CLASSES:
+            self.surface.commit(event, span)
+
+    def turn_open_at(self, seq: int) -> int | None:
+        """The turn that is open right after event ``seq`` (``None`` if none is)."""
+        index = bisect_right(self._turn_starts, seq) - 1
+        if index < 0:
+            return None
+        if index < len(self._turn_ends) and self._turn_ends[index] <= seq:
+            return None
+        return index + 1  # turns are numbered 1, 2, ... in log order
+
+    # --- rules per event type ---------------------------------------------------------
+
+    def _check_turn_start(self, event: TurnStartEvent) -> None:
+        if self.open_turn is not None:
+            _reject(event, f"turn {self.open_turn} is still open", "type")
+        if event.data.turn != self.last_turn + 1:
+            _reject(event, f"the next turn is {self.last_turn + 1}", "data.turn")
+
+    def _check_turn_end(self, event: TurnEndEvent) -> None:
+        self._check_in_turn(event, event.data.turn)
+        if self.open_step is not None:
+            _reject(event, f"step {self.open_step} is still open", "type")
+
+    def _check_step_start(self, event: StepStartEvent) -> None:
+        self._check_in_turn(event, event.data.turn)
+        if self.open_step is not None:
+            _reject(event, f"step {self.open_step} is still open", "type")
+        if event.data.step != self.last_step + 1:
+            _reject(
+                event,
+                f"the next step of turn {self.open_turn} is {self.last_step + 1}",
+                "data.step",
+            )
+
+    def _check_assistant_message(self, event: AssistantMessageEvent) -> None:
+        if isinstance(event.surface_op, Replace):
+            return  # surface maintenance; checked by the surface
+        self._check_in_step(event, event.data.turn, event.data.step)
+        requested: set[str] = set()
+        for block in event.data.message.content:
+            if isinstance(block, ToolCallBlock):
+                if block.id in self._awaiting or block.id in requested:
+                    _reject(
+                        event,
+                        f"tool call {block.id!r} is already awaiting a result in this step",
+                        "data.message.content",
+                    )
+                requested.add(block.id)
+
+    def _check_tool_call(self, event: ToolCallEvent) -> None:
+        self._check_in_step(event, event.data.turn, event.data.step)
+        started = self._awaiting.get(event.data.call_id)
+        if started is None:
+            _reject(
+                event,
+                f"no assistant message of step {self.open_step} requested call "
+                f"{event.data.call_id!r}, or it was already answered",
+                "data.callId",
+            )
+        if started:
+            _reject(event, f"call {event.data.call_id!r} was already started", "data.callId")
+
+    def _check_tool_result(self, event: ToolResultEvent) -> None:
+        if isinstance(event.surface_op, Replace):
+            return  # a content rewrite; checked by the surface
+        self._check_in_step(event, event.data.turn, event.data.step)
+        call_id = event.data.message.source.call_id
+        if call_id not in self._awaiting:
+            _reject(
+                event,
+                f"no assistant message of step {self.open_step} requested call {call_id!r}, "
+                "or it was already answered",
+                "data.message.source.callId",
+            )
+
+    def _check_step_event(self, event: StepEndEvent | AssistantChunkEvent) -> None:
+        self._check_in_step(event, event.data.turn, event.data.step)
+
+    def _check_end_seed(self, event: EndSeedEvent) -> None:
+        if self.open_turn is not None:
+            _reject(event, f"turn {self.open_turn} is still open", "type")
+
+    def _check_in_turn(self, event: SessionEvent, turn: int) -> None:
+        if self.open_turn is None:
+            _reject(event, "no turn is open", "type")
+        if turn != self.open_turn:
+            _reject(event, f"turn {self.open_turn} is open, not turn {turn}", "data.turn")
+
+    def _check_in_step(self, event: SessionEvent, turn: int, step: int) -> None:
+        self._check_in_turn(event, turn)
+        if self.open_step is None:
+            _reject(event, f"no step of turn {self.open_turn} is open", "type")
+        if step != self.open_step:
+            _reject(event, f"step {self.open_step} is open, not step {step}", "data.step")
+
+    # --- state changes per event type -------------------------------------------------
+
+    def _commit_turn_start(self, event: TurnStartEvent) -> None:
+        self.open_turn = self.last_turn = event.data.turn
+        self.last_step = 0
+        self._awaiting.clear()
+        self._turn_starts.append(event.seq)
+
+    def _commit_turn_end(self, event: TurnEndEvent) -> None:
+        self.open_turn = self.open_step = None
+        self._awaiting.clear()
+        self._turn_ends.append(event.seq)
+
+    def _commit_step_start(self, event: StepStartEvent) -> None:
+        self.open_step = self.last_step = event.data.step
+
+    def _commit_step_end(self, event: StepEndEvent) -> None:
+        self.open_step = None
+        self._awaiting.clear()
+
+    def _commit_assistant_message(self, event: AssistantMessageEvent) -> None:
+        if event.surface_op == "append":
+            for block in event.data.message.content:
+                if isinstance(block, ToolCallBlock):
+                    self._awaiting[block.id] = False
+
+    def _commit_tool_call(self, event: ToolCallEvent) -> None:
+        self._awaiting[event.data.call_id] = True
+
+    def _commit_tool_result(self, event: ToolResultEvent) -> None:
+        if event.surface_op == "append":
+            del self._awaiting[event.data.message.source.call_id]
+
+    def _commit_request_header(self, event: RequestHeaderEvent) -> None:
+        self.request_header = event.data.header
+
+
+def _reject(event: SessionEvent, problem: str, field: str) -> NoReturn:
+    raise SessionValidationError(
+        f"{event.type} event {event.seq} is out of place: {problem}", seq=event.seq, field=field
+    )
+
+
+# Dispatch on the exact event class: one dict lookup per event instead of a chain of
+# isinstance checks (this is the hot loop of loading a long log).
+_CHECKS: dict[type[SessionEvent], Callable[[LogState, Any], None]] = {
+    TurnStartEvent: LogState._check_turn_start,
+    TurnEndEvent: LogState._check_turn_end,
+    StepStartEvent: LogState._check_step_start,
+    StepEndEvent: LogState._check_step_event,
+    AssistantChunkEvent: LogState._check_step_event,
+    AssistantMessageEvent: LogState._check_assistant_message,
+    ToolCallEvent: LogState._check_tool_call,
+    ToolResultEvent: LogState._check_tool_result,
+    EndSeedEvent: LogState._check_end_seed,
+}
+_COMMITS: dict[type[SessionEvent], Callable[[LogState, Any], None]] = {
+    TurnStartEvent: LogState._commit_turn_start,
+    TurnEndEvent: LogState._commit_turn_end,
+    StepStartEvent: LogState._commit_step_start,
+    StepEndEvent: LogState._commit_step_end,
+    AssistantMessageEvent: LogState._commit_assistant_message,
+    ToolCallEvent: LogState._commit_tool_call,
+    ToolResultEvent: LogState._commit_tool_result,
+    RequestHeaderEvent: LogState._commit_request_header,
+}
+_SURFACE_CLASSES = frozenset({UserMessageEvent, AssistantMessageEvent, ToolResultEvent})

@@ -1,0 +1,25 @@
+"""Persistence backends for sessions: write-behind, flushed at checkpoints.
+
+``SqliteSessionStore`` (the embedded default), ``JsonlSessionStore`` (one
+``<session-id>.jsonl`` file per session, the TypeScript harness's format),
+``MemorySessionStore`` (tests), and ``open_store(url)`` to pick one from configuration.
+"""
+
+from dsh_session.stores.base import SessionNotFoundError, SessionStore, StoreStats
+from dsh_session.stores.jsonl import JsonlSessionStore
+from dsh_session.stores.memory import MemorySessionStore
+from dsh_session.stores.recovery import LoadReport, TornTail
+from dsh_session.stores.sqlite import SqliteSessionStore
+from dsh_session.stores.url import open_store
+
+__all__ = [
+    "JsonlSessionStore",
+    "LoadReport",
+    "MemorySessionStore",
+    "SessionNotFoundError",
+    "SessionStore",
+    "SqliteSessionStore",
+    "StoreStats",
+    "TornTail",
+    "open_store",
+]

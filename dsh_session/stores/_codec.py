@@ -1,0 +1,23 @@
+"""Stored rows: events and headers in their wire JSON (reading is
+:func:`dsh_session.parse.parse_events`)."""
+
+from __future__ import annotations
+
+from dsh_session.events import SessionEvent
+from dsh_session.header import SessionHeader
+
+
+def dump_event(event: SessionEvent) -> bytes:
+    """The event's wire JSON (camelCase, unset optionals omitted)."""
+    return event.__pydantic_serializer__.to_json(event)
+
+
+def dump_header_line(header: SessionHeader) -> bytes:
+    """The header as the first line of a JSONL log, tagged ``"type": "session"``."""
+    body = header.__pydantic_serializer__.to_json(header)
+    return b'{"type":"session",' + body[1:] + b"\n"
+
+
+def dump_header(header: SessionHeader) -> str:
+    """The header's wire JSON, untagged."""
+    return header.model_dump_json()

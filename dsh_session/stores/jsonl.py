@@ -1,0 +1,167 @@
+"""JSONL store: one file per session, ``<directory>/<session-id>.jsonl``.
+
+Line 1 is the header (``{"type": "session", "version": 0, ...}``), then one event per
+line in its wire form, so the TypeScript harness and this package read each other's
+files. A file is created whole: the header and the first batch are written to a
+temporary file, fsynced, and hard-linked into place (which fails rather than
+overwrites if the session exists), then the directory is fsynced. Later batches are
+written at the known end of the valid log and fsynced, so the retry of a failed write
+overwrites whatever part of it reached the file: no partial line is ever left in the
+middle of the log.
+
+One process writes a given session at a time; the store does not lock files.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from dsh_session.errors import SessionError, StoreError
+from dsh_session.header import SessionHeader, SessionId, parse_header
+from dsh_session.stores._codec import dump_event, dump_header_line
+from dsh_session.stores._jsonl_scan import scan_jsonl
+from dsh_session.stores.base import INLINE_BATCH_LIMIT, Batch, SessionNotFoundError, SessionStore
+from dsh_session.stores.recovery import StoredLog
+
+logger = logging.getLogger(__name__)
+
+_SUFFIX = ".jsonl"
+
+
+@dataclass
+class _FileEnd:
+    """A session's file and where its valid log ends."""
+
+    path: str
+    size: int
+    torn_tail: bool
+    """Bytes past ``size`` are a torn tail that load found; the next write cuts them."""
+
+
+class JsonlSessionStore(SessionStore):
+    """Sessions as JSONL files in one directory (created if missing)."""
+
+    def __init__(
+        self, directory: str | os.PathLike[str], *, inline_batch_limit: int = INLINE_BATCH_LIMIT
+    ) -> None:
+        super().__init__(inline_batch_limit=inline_batch_limit)
+        self.directory = Path(directory)
+        """The directory holding the session files."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._ends: dict[SessionId, _FileEnd] = {}
+
+    def __repr__(self) -> str:
+        return f"JsonlSessionStore({str(self.directory)!r})"
+
+    def path_of(self, session_id: SessionId) -> Path:
+        """The file that holds (or will hold) a session."""
+        return self.directory / f"{session_id}{_SUFFIX}"
+
+    # --- writing ----------------------------------------------------------------------
+
+    def _write_batch(self, batch: Batch) -> None:
+        lines = b"".join([dump_event(event) + b"\n" for event in batch.events])
+        if batch.header is not None:
+            self._create(batch.session_id, dump_header_line(batch.header) + lines)
+        else:
+            self._append(batch.session_id, lines)
+
+    def _create(self, session_id: SessionId, content: bytes) -> None:
+        path = self.path_of(session_id)
+        staging = self.directory / f".{session_id}.{os.getpid()}.tmp"
+        fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            _write_at(fd, content, 0)
+            os.fsync(fd)
+            self.stats.fsyncs += 1
+        finally:
+            os.close(fd)
+        try:
+            os.link(staging, path)
+        except FileExistsError:
+            raise StoreError(
+                f"session {session_id!r} already exists in {self}; load it instead of "
+                "attaching a new session with the same id"
+            ) from None
+        finally:
+            os.unlink(staging)
+        try:
+            self._sync_directory()
+        except OSError:
+            path.unlink()  # not durably created: let the retry create it again
+            raise
+        self._ends[session_id] = _FileEnd(str(path), size=len(content), torn_tail=False)
+
+    def _append(self, session_id: SessionId, lines: bytes) -> None:
+        end = self._ends[session_id]
+        fd = os.open(end.path, os.O_WRONLY)
+        try:
+            if end.torn_tail:
+                os.ftruncate(fd, end.size)
+            # At the end of the valid log, not at the end of the file: a retry after a
+            # failed write overwrites whatever part of the batch reached the file.
+            _write_at(fd, lines, end.size)
+            os.fsync(fd)
+            self.stats.fsyncs += 1
+        finally:
+            os.close(fd)
+        end.size += len(lines)
+        end.torn_tail = False
+
+    def _sync_directory(self) -> None:
+        fd = os.open(self.directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            self.stats.fsyncs += 1
+        finally:
+            os.close(fd)
+
+    # --- reading ----------------------------------------------------------------------
+
+    def _read_log(self, session_id: SessionId) -> StoredLog:
+        path = self.path_of(session_id)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise SessionNotFoundError(session_id, repr(self)) from None
+        scanned = scan_jsonl(data, session_id, str(path))
+        self._ends[session_id] = _FileEnd(
+            str(path), size=scanned.valid_end, torn_tail=scanned.log.torn_tail is not None
+        )
+        return scanned.log
+
+    def _read_headers(self) -> list[SessionHeader]:
+        headers = []
+        for path in self.directory.glob(f"*{_SUFFIX}"):
+            try:
+                with path.open("rb") as file:
+                    first_line = file.readline()
+                if not first_line.endswith(b"\n"):
+                    raise StoreError("the header line is incomplete")
+                header = parse_header(first_line)
+            except (OSError, SessionError) as error:
+                logger.warning("%s: not listed: %s", path, error)
+                continue
+            if path.name != f"{header.id}{_SUFFIX}":
+                logger.warning("%s: not listed: its header names %r", path, header.id)
+                continue
+            headers.append(header)
+        return headers
+
+    def _forget(self, session_id: SessionId) -> None:
+        self._ends.pop(session_id, None)
+
+    def _release(self) -> None:
+        self._ends.clear()
+
+
+def _write_at(fd: int, data: bytes, offset: int) -> None:
+    """Write all of ``data`` at ``offset`` (``pwrite`` may write less than asked)."""
+    view = memoryview(data)
+    while view:
+        written = os.pwrite(fd, view, offset)
+        view = view[written:]
+        offset += written

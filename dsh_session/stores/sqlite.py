@@ -1,0 +1,165 @@
+"""SQLite store: the embedded default. One database file holds every session.
+
+The database runs in WAL mode with ``synchronous=FULL``, so a committed transaction
+survives a power cut, and each batch is one ``BEGIN IMMEDIATE`` transaction: after a
+crash a batch is either all there or not at all. That is why, unlike JSONL, a gap or
+an unreadable row is corruption here, never a torn tail.
+
+Layout (``PRAGMA user_version`` = 1): ``dsh_sessions(id, created_at, header)`` with the
+header's wire JSON, and ``dsh_events(session_id, seq, event)`` with each event's wire
+JSON, keyed by ``(session_id, seq)``. Other tables in the same file are left alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+from pathlib import Path
+
+from dsh_session.errors import SessionCorruptError, SessionError, StoreError
+from dsh_session.header import SessionHeader, SessionId, parse_header
+from dsh_session.parse import parse_events
+from dsh_session.stores._codec import dump_event, dump_header
+from dsh_session.stores.base import INLINE_BATCH_LIMIT, Batch, SessionNotFoundError, SessionStore
+from dsh_session.stores.recovery import StoredLog
+
+logger = logging.getLogger(__name__)
+
+LAYOUT_VERSION = 1
+"""Version of the table layout, kept in ``PRAGMA user_version``."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS dsh_sessions (
+    id TEXT PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    header TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS dsh_events (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    event TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+"""
+
+
+class SqliteSessionStore(SessionStore):
+    """Sessions in one SQLite database file (its folder is created if missing).
+
+    ``busy_timeout`` is how long a write waits for another connection's lock before
+    it fails (and stays queued).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 5.0,
+        inline_batch_limit: int = INLINE_BATCH_LIMIT,
+    ) -> None:
+        super().__init__(inline_batch_limit=inline_batch_limit)
+        self.path = Path(path)
+        """The database file."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as error:
+            raise StoreError(f"{self}: cannot open the database: {error}") from error
+        try:
+            self._prepare()
+        except sqlite3.Error as error:
+            self._db.close()
+            raise StoreError(f"{self}: cannot prepare the database: {error}") from error
+        except BaseException:
+            self._db.close()
+            raise
+
+    def __repr__(self) -> str:
+        return f"SqliteSessionStore({str(self.path)!r})"
+
+    def _prepare(self) -> None:
+        db = self._db
+        if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
+            raise StoreError(f"{self}: the database cannot use write-ahead logging")
+        db.execute("PRAGMA synchronous=FULL")
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > LAYOUT_VERSION:
+            raise StoreError(
+                f"{self}: table layout version {version} was written by a newer dsh; upgrade"
+            )
+        if version < LAYOUT_VERSION:
+            db.executescript(
+                f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {LAYOUT_VERSION}; COMMIT;"
+            )
+
+    # --- writing ----------------------------------------------------------------------
+
+    def _write_batch(self, batch: Batch) -> None:
+        sid = batch.session_id
+        rows = [(sid, event.seq, dump_event(event).decode()) for event in batch.events]
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if batch.header is not None:
+                self._insert_header(batch.header)
+            db.executemany("INSERT INTO dsh_events (session_id, seq, event) VALUES (?, ?, ?)", rows)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        self.stats.fsyncs += 1
+
+    def _insert_header(self, header: SessionHeader) -> None:
+        try:
+            self._db.execute(
+                "INSERT INTO dsh_sessions (id, created_at, header) VALUES (?, ?, ?)",
+                (header.id, header.created_at, dump_header(header)),
+            )
+        except sqlite3.IntegrityError:
+            raise StoreError(
+                f"session {header.id!r} already exists in {self}; load it instead of "
+                "attaching a new session with the same id"
+            ) from None
+
+    # --- reading ----------------------------------------------------------------------
+
+    def _read_log(self, session_id: SessionId) -> StoredLog:
+        db = self._db
+        db.execute("BEGIN")  # one snapshot for the header and the events
+        try:
+            found = db.execute(
+                "SELECT header FROM dsh_sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if found is None:
+                raise SessionNotFoundError(session_id, repr(self))
+            rows = db.execute(
+                "SELECT seq, event FROM dsh_events WHERE session_id = ? ORDER BY seq",
+                (session_id,),
+            ).fetchall()
+        finally:
+            db.execute("COMMIT")
+        header = parse_header(found[0])
+        for position, (seq, _) in enumerate(rows):
+            if seq != position:
+                raise SessionCorruptError(
+                    f"{self}: session {session_id!r} has no event at seq {position} "
+                    f"(the next stored one is seq {seq})",
+                    seq=position,
+                )
+        return StoredLog(header, parse_events([event for _, event in rows]))
+
+    def _read_headers(self) -> list[SessionHeader]:
+        headers = []
+        for session_id, stored in self._db.execute("SELECT id, header FROM dsh_sessions"):
+            try:
+                headers.append(parse_header(stored))
+            except SessionError as error:
+                logger.warning("%s: session %r not listed: %s", self, session_id, error)
+        return headers
+
+    def _release(self) -> None:
+        self._db.close()

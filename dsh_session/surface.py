@@ -1,0 +1,273 @@
+"""The model-visible surface of a log and the message history derived from it.
+
+The surface is an ordered list of the seqs of surface events. ``append`` pushes the
+event's seq; ``replace {start, end}`` swaps the inclusive range of surface positions
+holding ``start`` .. ``end`` for the new event's seq. The raw log is never edited.
+
+Derivation is incremental: each appended node is projected once into a list that only
+grows, and callers get an immutable :class:`MessageView` of it; a replace bumps a
+generation counter so the next derivation builds a new list (old views keep theirs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dsh_llm.content import ToolCallBlock
+from dsh_llm.messages import Message
+from dsh_session._views import MessageView
+from dsh_session.errors import SessionValidationError
+from dsh_session.events import (
+    AssistantMessageEvent,
+    Replace,
+    SessionEvent,
+    ToolResultEvent,
+    UserMessageEvent,
+)
+
+Span = tuple[int, int]
+"""Inclusive surface positions a replace shadows."""
+
+
+def message_of(event: SessionEvent) -> Message | None:
+    """The message a surface event carries (``None`` for other events)."""
+    if isinstance(event, UserMessageEvent):
+        return event.data
+    if isinstance(event, (AssistantMessageEvent, ToolResultEvent)):
+        return event.data.message
+    return None
+
+
+def project(event: SessionEvent) -> Message | None:
+    """What a surface node contributes to derived history: its message, except that an
+    assistant message with empty content contributes nothing."""
+    message = message_of(event)
+    if message is None or (isinstance(event, AssistantMessageEvent) and not message.content):
+        return None
+    return message
+
+
+class Surface:
+    """The surface nodes of one log and the derivation cache over them."""
+
+    __slots__ = (
+        "_derived_generation",
+        "_events",
+        "_generation",
+        "_messages",
+        "_nodes",
+        "_projected",
+        "_view",
+    )
+
+    def __init__(self, events: Sequence[SessionEvent]) -> None:
+        self._events = events  # the log, indexed by seq; the owner appends to it
+        self._nodes: list[int] = []
+        self._generation = 0
+        self._messages: list[Message] = []
+        self._derived_generation = 0
+        self._projected = 0
+        self._view: MessageView = MessageView(self._messages, 0)
+
+    # --- validation -------------------------------------------------------------------
+
+    def check(self, event: SessionEvent) -> Span | None:
+        """Validate a surface event against the current surface without changing it.
+        Returns the shadowed span of a replace, ``None`` for an append."""
+        _check_sources(event)
+        op = event.surface_op
+        if not isinstance(op, Replace):
+            return None
+        span = self._span(event, op)
+        shadowed = self._nodes[span[0] : span[1] + 1]
+        cited = set(event.source_event_seqs or ())
+        missing = [seq for seq in shadowed if seq not in cited]
+        if missing:
+            raise SessionValidationError(
+                f"event {event.seq} replaces surface nodes {op.start}..{op.end} but its "
+                f"sourceEventSeqs do not cite shadowed event(s) {missing}",
+                seq=event.seq,
+                field="sourceEventSeqs",
+            )
+        if isinstance(event, ToolResultEvent):
+            self._check_content_rewrite(event, shadowed)
+        else:
+            self._check_identity(event, shadowed)
+            self._check_pairing(event, span)
+        return span
+
+    def _span(self, event: SessionEvent, op: Replace) -> Span:
+        positions = []
+        for name, seq in (("start", op.start), ("end", op.end)):
+            try:
+                positions.append(self._nodes.index(seq))
+            except ValueError:
+                raise SessionValidationError(
+                    f"event {event.seq} replaces from {op.start} to {op.end}, but event "
+                    f"{seq} is not on the surface",
+                    seq=event.seq,
+                    field=f"surfaceOp.{name}",
+                ) from None
+        start, end = positions
+        if start > end:
+            raise SessionValidationError(
+                f"event {event.seq} replaces from {op.start} to {op.end}, but event "
+                f"{op.start} comes after event {op.end} on the surface",
+                seq=event.seq,
+                field="surfaceOp",
+            )
+        return start, end
+
+    def _check_content_rewrite(self, event: ToolResultEvent, shadowed: list[int]) -> None:
+        """A tool/result replace may only rewrite the inner content of one tool result."""
+        original = self._events[shadowed[0]] if len(shadowed) == 1 else None
+        if not isinstance(original, ToolResultEvent):
+            raise SessionValidationError(
+                f"tool/result event {event.seq} replaces events {shadowed}: a tool/result "
+                "replace must rewrite exactly one tool/result",
+                seq=event.seq,
+                field="surfaceOp",
+            )
+        new, old = event.data, original.data
+        kept = (
+            ("data.message.id", new.message.id, old.message.id),
+            ("data.message.source", new.message.source, old.message.source),
+            (
+                "data.message.content.isError",
+                new.message.content[0].is_error,
+                old.message.content[0].is_error,
+            ),
+            ("data.turn", new.turn, old.turn),
+            ("data.step", new.step, old.step),
+            ("data.error", new.error, old.error),
+            ("data.meta", new.meta, old.meta),
+        )
+        for field, value, original_value in kept:
+            if value != original_value:
+                raise SessionValidationError(
+                    f"tool/result event {event.seq} rewrites event {original.seq} but changes "
+                    f"{field} ({original_value!r} -> {value!r}); a content rewrite keeps "
+                    "everything except the result content",
+                    seq=event.seq,
+                    field=field,
+                )
+
+    def _check_identity(self, event: SessionEvent, shadowed: list[int]) -> None:
+        """A message keeping a shadowed message's id is a representation change: it
+        must replace exactly that one node, with the same role and source."""
+        message = self._message_at(event)
+        if all(self._message_at(self._events[seq]).id != message.id for seq in shadowed):
+            return  # a new semantic message (e.g. a summary checkpoint)
+        original = self._events[shadowed[0]]
+        old = self._message_at(original)
+        if len(shadowed) != 1 or type(old) is not type(message) or old.source != message.source:
+            raise SessionValidationError(
+                f"event {event.seq} keeps the id {message.id!r} of a shadowed message, so it "
+                "must replace exactly that one message with the same role and source (a new "
+                "semantic message needs a new id)",
+                seq=event.seq,
+                field="data.id" if isinstance(event, UserMessageEvent) else "data.message.id",
+            )
+        if (
+            isinstance(event, AssistantMessageEvent)
+            and isinstance(original, AssistantMessageEvent)
+            and (event.data.turn, event.data.step) != (original.data.turn, original.data.step)
+        ):
+            raise SessionValidationError(
+                f"assistant/message event {event.seq} rewrites event {original.seq} and must "
+                f"keep its turn {original.data.turn} and step {original.data.step}",
+                seq=event.seq,
+                field="data.turn",
+            )
+
+    @staticmethod
+    def _message_at(event: SessionEvent) -> Message:
+        message = message_of(event)
+        assert message is not None, "only surface events are on the surface"
+        return message
+
+    def _check_pairing(self, event: SessionEvent, span: Span) -> None:
+        """A replace may not cut a tool call from its result: every call/result pair on
+        the surface lies wholly inside or wholly outside the shadowed span."""
+        first, last = span
+        requests: dict[str, int] = {}
+        for position, seq in enumerate(self._nodes):
+            node = self._events[seq]
+            if isinstance(node, AssistantMessageEvent):
+                for block in node.data.message.content:
+                    if isinstance(block, ToolCallBlock):
+                        requests[block.id] = position
+            elif isinstance(node, ToolResultEvent):
+                call_id = node.data.message.source.call_id
+                request = requests.pop(call_id, None)
+                if request is not None and (first <= request <= last) != (
+                    first <= position <= last
+                ):
+                    raise SessionValidationError(
+                        f"event {event.seq} replaces surface nodes {self._nodes[first]}.."
+                        f"{self._nodes[last]}, which would cut tool call {call_id!r} (event "
+                        f"{self._nodes[request]}) from its result (event {seq})",
+                        seq=event.seq,
+                        field="surfaceOp",
+                    )
+
+    # --- commit and derivation --------------------------------------------------------
+
+    def commit(self, event: SessionEvent, span: Span | None) -> None:
+        """Apply a checked surface event."""
+        if span is None:
+            self._nodes.append(event.seq)
+        else:
+            self._nodes[span[0] : span[1] + 1] = [event.seq]
+            self._generation += 1
+
+    def messages(self) -> MessageView:
+        """The derived history: projected surface nodes, as an immutable view. Only
+        nodes appended since the last call are projected, unless a replace happened."""
+        if self._derived_generation != self._generation:
+            self._messages = []
+            self._view = MessageView(self._messages, 0)
+            self._projected = 0
+            self._derived_generation = self._generation
+        nodes = self._nodes
+        if self._projected < len(nodes):
+            events, messages = self._events, self._messages
+            for seq in nodes[self._projected :]:
+                message = project(events[seq])
+                if message is not None:
+                    messages.append(message)
+            self._projected = len(nodes)
+        if len(self._view) != len(self._messages):
+            self._view = MessageView(self._messages, len(self._messages))
+        return self._view
+
+
+def _check_sources(event: SessionEvent) -> None:
+    """``sourceEventSeqs``: earlier events only, no duplicates, and non-empty except
+    on ``assistant/message`` (a message streamed from no chunks cites nothing)."""
+    seqs = event.source_event_seqs
+    if seqs is None:
+        return
+    if not seqs and not isinstance(event, AssistantMessageEvent):
+        raise SessionValidationError(
+            f"{event.type} event {event.seq} has empty sourceEventSeqs; omit the field "
+            "or cite the events it was made from",
+            seq=event.seq,
+            field="sourceEventSeqs",
+        )
+    seen: set[int] = set()
+    for seq in seqs:
+        if seq >= event.seq:
+            raise SessionValidationError(
+                f"event {event.seq} cites event {seq} in sourceEventSeqs, which is not "
+                "an earlier event",
+                seq=event.seq,
+                field="sourceEventSeqs",
+            )
+        if seq in seen:
+            raise SessionValidationError(
+                f"event {event.seq} cites event {seq} twice in sourceEventSeqs",
+                seq=event.seq,
+                field="sourceEventSeqs",
+            )
+        seen.add(seq)

@@ -1,0 +1,90 @@
+"""open_store(url) picks the backend and location from one configuration string."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dsh_session.errors import StoreError
+from dsh_session.session import Session
+from dsh_session.stores import (
+    JsonlSessionStore,
+    MemorySessionStore,
+    SessionStore,
+    SqliteSessionStore,
+    open_store,
+)
+
+from .scenarios import complete_turn
+
+
+async def _round_trip(store: SessionStore, reopened: SessionStore) -> None:
+    session = Session.create()
+    store.attach(session)
+    complete_turn(session)
+    await store.flush(session)
+    store.detach(session)
+    loaded = await reopened.load(session.id)
+    assert list(loaded.events[: session.seq]) == list(session.events)
+
+
+async def test_sqlite_url_with_a_relative_path_is_relative_to_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    store = open_store("sqlite:///data/new folder/sessions.db")
+
+    assert isinstance(store, SqliteSessionStore)
+    assert store.path == Path("data/new folder/sessions.db")
+    await _round_trip(store, SqliteSessionStore(tmp_path / "data" / "new folder" / "sessions.db"))
+
+
+async def test_sqlite_url_with_four_slashes_is_absolute(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path}/nested/s.db")
+
+    assert isinstance(store, SqliteSessionStore)
+    assert store.path == tmp_path / "nested" / "s.db"
+    await _round_trip(store, SqliteSessionStore(tmp_path / "nested" / "s.db"))
+
+
+async def test_jsonl_urls_name_a_directory_created_if_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    relative = open_store("jsonl:///logs/a")
+    absolute = open_store(f"jsonl:///{tmp_path}/logs/b%20c")
+
+    assert isinstance(relative, JsonlSessionStore)
+    assert isinstance(absolute, JsonlSessionStore)
+    assert relative.directory == Path("logs/a")
+    assert absolute.directory == tmp_path / "logs" / "b c"
+    assert (tmp_path / "logs" / "a").is_dir()
+    assert (tmp_path / "logs" / "b c").is_dir()
+    await _round_trip(relative, JsonlSessionStore(tmp_path / "logs" / "a"))
+
+
+async def test_memory_url_gives_a_fresh_memory_store() -> None:
+    store = open_store("memory://")
+
+    assert isinstance(store, MemorySessionStore)
+    assert open_store("memory://") is not store
+    await _round_trip(store, store)
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("sessions.db", "no scheme"),
+        ("postgres:///db", "unknown scheme 'postgres'"),
+        ("sqlite://host/db", "names a host"),
+        ("sqlite:///", "no path"),
+        ("jsonl:///dir?sync=off", "queries"),
+        ("memory://somewhere", "takes no path"),
+    ],
+)
+def test_malformed_urls_are_refused_with_the_reason(url: str, problem: str) -> None:
+    with pytest.raises(StoreError, match=problem):
+        open_store(url)
