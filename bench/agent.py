@@ -1,0 +1,326 @@
+"""Agent suite: what the loop costs per turn when the model answers instantly.
+
+- A plain turn (one text answer) and a tool turn (a tool call, the tool, a text answer),
+  each in a new conversation, for dsh's ``AgentLoop`` driven through ``run()`` and for
+  pydantic-ai's ``Agent.run`` with its ``FunctionModel`` doing the same work. The dsh
+  model is an adapter that replays pre-built chunks the way a non-streaming provider's
+  response translates (one ``block-end`` per block, ``usage``, ``finish``), so the
+  figure is the harness: inbox, log, derivation, request building, assembly, tools.
+- The same turns with a ``SqliteSessionStore`` attached. The loop flushes at its
+  checkpoints; the store counts flushes and fsyncs. The cost one fsync adds to a
+  commit is measured on this disk, interleaved with the turns (a bare SQLite commit
+  with ``synchronous=FULL`` minus the same commit with ``synchronous=OFF``), so the
+  store's cost above the no-store run can be set against its fsyncs.
+- The per-turn cost late in a 200-turn conversation (turns 181-200) against early
+  (turns 1-20): two agents, one fresh and one grown to 180 turns, play turns
+  alternately so that machine drift affects both windows alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+from _harness import Case, Options, Target, compare
+from pydantic_ai import Agent
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from dsh_agent import AgentLoop, tool
+from dsh_agent import run as owned_run
+from dsh_llm import (
+    BlockEndChunk,
+    FinishChunk,
+    GenerateRequest,
+    StopFinish,
+    StreamChunk,
+    TextBlock,
+    TokenUsage,
+    ToolCallBlock,
+    ToolCallsFinish,
+    ToolResultMessage,
+    UsageChunk,
+    create_user_message,
+)
+from dsh_session import Session
+from dsh_session.stores import SessionStore, SqliteSessionStore
+
+SUITE = "agent"
+SYSTEM = "You add numbers."
+QUESTION = "What is 1 + 2?"
+ANSWER = "1 + 2 = 3."
+TURNS_PER_CALL = 10
+"""Turns per timed call, so the event loop's own start-up is spread thin."""
+CONVERSATION = 200
+WINDOW = 20
+
+# --- the models: instant, and the same for both harnesses ----------------------------
+
+_USAGE = UsageChunk(usage=TokenUsage(input_tokens=12, output_tokens=6))
+_TEXT_ANSWER: tuple[StreamChunk, ...] = (
+    BlockEndChunk(index=0, block=TextBlock(text=ANSWER)),
+    _USAGE,
+    FinishChunk(reason=StopFinish()),
+)
+_TOOL_CALL: tuple[StreamChunk, ...] = (
+    BlockEndChunk(index=0, block=ToolCallBlock(id="call-1", name="add", arguments='{"a":1,"b":2}')),
+    _USAGE,
+    FinishChunk(reason=ToolCallsFinish()),
+)
+
+
+class InstantModel:
+    """A dsh model adapter that answers at once: with tools offered it calls ``add``
+    first, then answers in text once it sees the result."""
+
+    async def stream(self, request: GenerateRequest) -> AsyncIterator[StreamChunk]:
+        wants_tool = request.tools and not isinstance(request.messages[-1], ToolResultMessage)
+        for chunk in _TOOL_CALL if wants_tool else _TEXT_ANSWER:
+            yield chunk
+
+
+def _pydantic_ai_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """The same behaviour for pydantic-ai's FunctionModel."""
+    answered = any(isinstance(part, ToolReturnPart) for part in messages[-1].parts)
+    if info.function_tools and not answered:
+        return ModelResponse(parts=[ToolCallPart("add", {"a": 1, "b": 2})])
+    return ModelResponse(parts=[TextPart(ANSWER)])
+
+
+@tool
+async def add(a: int, b: int) -> str:
+    """Add two integers."""
+    return str(a + b)
+
+
+def _pydantic_ai_agent(*, with_tool: bool) -> Agent[None, str]:
+    agent: Agent[None, str] = Agent(FunctionModel(_pydantic_ai_model), system_prompt=SYSTEM)
+    if with_tool:
+
+        @agent.tool_plain
+        async def add(a: int, b: int) -> str:
+            """Add two integers."""
+            return str(a + b)
+
+    return agent
+
+
+# --- subjects -----------------------------------------------------------------------
+
+
+def _dsh_agent(*, with_tool: bool, store: SessionStore | None = None) -> AgentLoop:
+    return AgentLoop(
+        session=Session.create(),
+        adapter=InstantModel(),
+        provider="bench",
+        model="instant",
+        system=SYSTEM,
+        tools=[add] if with_tool else [],
+        store=store,
+    )
+
+
+async def _dsh_turn(agent: AgentLoop) -> None:
+    await owned_run(agent, create_user_message(content=QUESTION, source={"kind": "user"}))
+
+
+Turn = Callable[[], Coroutine[Any, Any, None]]
+"""Plays one turn."""
+
+
+def _batch(loop: asyncio.AbstractEventLoop, turn: Turn) -> Callable[[], None]:
+    """A subject that plays ``TURNS_PER_CALL`` turns on ``loop``."""
+
+    async def turns() -> None:
+        for _ in range(TURNS_PER_CALL):
+            await turn()
+
+    return lambda: loop.run_until_complete(turns())
+
+
+def _dsh_new_conversation(*, with_tool: bool, store: SessionStore | None = None) -> Turn:
+    async def turn() -> None:
+        agent = _dsh_agent(with_tool=with_tool, store=store)
+        await _dsh_turn(agent)
+        if store is not None:
+            store.detach(agent.session)  # the turn-end checkpoint made it durable
+
+    return turn
+
+
+def _pydantic_ai_new_conversation(*, with_tool: bool) -> Turn:
+    agent = _pydantic_ai_agent(with_tool=with_tool)
+
+    async def turn() -> None:
+        await agent.run(QUESTION)
+
+    return turn
+
+
+class BareCommits:
+    """The SQLite writes of one stored turn without dsh: the same event rows in the
+    same number of ``BEGIN IMMEDIATE`` transactions, in WAL mode, with or without the
+    fsync that ``synchronous=FULL`` adds to each commit. The difference between the
+    two is what the turn's fsyncs cost on this disk."""
+
+    def __init__(self, path: Path, batches: list[list[str]], *, synchronous: str) -> None:
+        self._batches = batches
+        self._db = sqlite3.connect(path, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(f"PRAGMA synchronous={synchronous}")
+        self._db.execute("CREATE TABLE IF NOT EXISTS events (seq INTEGER, event TEXT)")
+
+    def __call__(self) -> None:
+        db = self._db
+        for _ in range(TURNS_PER_CALL):
+            for batch in self._batches:
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany("INSERT INTO events VALUES (?, ?)", enumerate(batch))
+                db.execute("COMMIT")
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def _split(rows: list[str], parts: int) -> list[list[str]]:
+    """``rows`` in ``parts`` contiguous batches of nearly equal size."""
+    size, extra = divmod(len(rows), parts)
+    bounds = [index * size + min(index, extra) for index in range(parts + 1)]
+    return [rows[bounds[index] : bounds[index + 1]] for index in range(parts)]
+
+
+# --- cases --------------------------------------------------------------------------
+
+
+def _no_store_case(loop: asyncio.AbstractEventLoop, options: Options, *, with_tool: bool) -> Case:
+    kind = "tool turn" if with_tool else "plain turn"
+    values = compare(
+        {
+            "dsh": _batch(loop, _dsh_new_conversation(with_tool=with_tool)),
+            "pydantic-ai": _batch(loop, _pydantic_ai_new_conversation(with_tool=with_tool)),
+        },
+        number=1,
+        repeats=options.repeats(20),
+    )
+    return Case(
+        SUITE,
+        f"{kind}, new conversation, no store",
+        "s",
+        _per_turn(values),
+        targets=(Target("pydantic-ai", 0.1),),
+        notes="per turn; pydantic-ai has no log to keep",
+    )
+
+
+def _store_cases(
+    loop: asyncio.AbstractEventLoop, options: Options, folder: Path, *, with_tool: bool
+) -> list[Case]:
+    kind = "tool turn" if with_tool else "plain turn"
+    store = SqliteSessionStore(folder / f"{kind.replace(' ', '-')}.db")
+    sample = _dsh_agent(with_tool=with_tool, store=store)
+    before = (store.stats.flushes, store.stats.fsyncs)
+    loop.run_until_complete(_dsh_turn(sample))
+    flushes, fsyncs = store.stats.flushes - before[0], store.stats.fsyncs - before[1]
+    rows = [event.model_dump_json() for event in sample.session.events]
+    steps = sum(1 for event in sample.session.events if event.type == "step/start")
+    batches = _split(rows, fsyncs)
+    synced = BareCommits(folder / "synced.db", batches, synchronous="FULL")
+    unsynced = BareCommits(folder / "unsynced.db", batches, synchronous="OFF")
+    try:
+        values = _per_turn(
+            compare(
+                {
+                    "dsh + sqlite": _batch(
+                        loop, _dsh_new_conversation(with_tool=with_tool, store=store)
+                    ),
+                    "dsh": _batch(loop, _dsh_new_conversation(with_tool=with_tool)),
+                    "bare commits, synced": synced,
+                    "bare commits, unsynced": unsynced,
+                },
+                number=1,
+                repeats=options.repeats(20),
+            )
+        )
+    finally:
+        loop.run_until_complete(store.close())
+        synced.close()
+        unsynced.close()
+    store_cost = values["dsh + sqlite"] - values["dsh"]
+    fsync_cost = max(values["bare commits, synced"] - values["bare commits, unsynced"], 0.0)
+    counts = f"per turn of {steps} step(s): {flushes} flushes, {fsyncs} fsyncs, {len(rows)} events"
+    return [
+        Case(SUITE, f"{kind}, new conversation, SQLite store", "s", values, notes=counts),
+        Case(
+            SUITE,
+            f"{kind}: store cost above no store vs its fsyncs",
+            "s",
+            {"store cost": store_cost, "fsyncs alone": fsync_cost},
+            targets=(Target("fsyncs alone", 1.2, subject="store cost"),),
+            notes=f"{counts}; the rest is {(store_cost - fsync_cost) * 1e6:,.0f} µs "
+            "of SQLite statements, event JSON and store bookkeeping",
+        ),
+    ]
+
+
+def _per_turn(values: dict[str, float]) -> dict[str, float]:
+    return {name: value / TURNS_PER_CALL for name, value in values.items()}
+
+
+def _growth_case(loop: asyncio.AbstractEventLoop, options: Options) -> Case:
+    early: list[float] = []
+    late: list[float] = []
+    for _ in range(options.repeats(5)):
+        fresh = _dsh_agent(with_tool=True)
+        grown = _dsh_agent(with_tool=True)
+        for _ in range(CONVERSATION - WINDOW):
+            loop.run_until_complete(_dsh_turn(grown))
+        samples: dict[str, list[float]] = {"early": [], "late": []}
+        for index in range(WINDOW):
+            pair = [("early", fresh), ("late", grown)]
+            for name, agent in pair if index % 2 else reversed(pair):
+                start = time.perf_counter()
+                loop.run_until_complete(_dsh_turn(agent))
+                samples[name].append(time.perf_counter() - start)
+        early.append(statistics.median(samples["early"]))
+        late.append(statistics.median(samples["late"]))
+    return Case(
+        SUITE,
+        f"tool turn in a {CONVERSATION}-turn conversation, last {WINDOW} vs first {WINDOW}",
+        "s",
+        {
+            f"last {WINDOW} turns": statistics.median(late),
+            f"first {WINDOW} turns": statistics.median(early),
+        },
+        targets=(Target(f"first {WINDOW} turns", 1.2, subject=f"last {WINDOW} turns"),),
+        notes="no store; median turn of each window",
+    )
+
+
+def run(options: Options) -> list[Case]:
+    loop = asyncio.new_event_loop()
+    folder = Path(tempfile.mkdtemp(prefix="dsh-bench-agent-"))
+    try:
+        cases = [
+            _no_store_case(loop, options, with_tool=False),
+            _no_store_case(loop, options, with_tool=True),
+            *_store_cases(loop, options, folder, with_tool=False),
+            *_store_cases(loop, options, folder, with_tool=True),
+            _growth_case(loop, options),
+        ]
+    finally:
+        loop.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    return cases

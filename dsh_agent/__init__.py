@@ -1,0 +1,80 @@
+"""dsh_agent — delivery, the durable inbox and the agent loop over a dsh_session log:
+``AgentLoop``, pre-step handlers, tools, cancellation, ``run()`` and the request
+reconstruction check."""
+
+from dsh_agent.agent import Agent
+from dsh_agent.cancellation import CancelCauseInput
+from dsh_agent.errors import AgentError, InboxError
+from dsh_agent.inbox import Inbox
+from dsh_agent.loop import AgentLoop
+from dsh_agent.notifications import (
+    AgentStatus,
+    InboxClaimed,
+    InboxDiscarded,
+    InboxInserted,
+    InboxTarget,
+    Notification,
+    NotificationObserver,
+    StatusChanged,
+)
+from dsh_agent.prestep import CallNext, Enter, PreStep, PreStepDecision, PreStepHandler, Reject
+from dsh_agent.requests import (
+    RequestMismatch,
+    RequestReconstructionError,
+    build_request,
+    diff_requests,
+    reconstruct_request,
+    reconstruct_requests,
+)
+from dsh_agent.run import RunResult, run
+from dsh_agent.tools import (
+    Tool,
+    ToolArgumentsError,
+    ToolCallOutcome,
+    ToolContext,
+    ToolHandler,
+    ToolOutput,
+    ToolReturn,
+    execute_tool_call,
+    tool,
+)
+
+__all__ = [
+    "Agent",
+    "AgentError",
+    "AgentLoop",
+    "AgentStatus",
+    "CallNext",
+    "CancelCauseInput",
+    "Enter",
+    "Inbox",
+    "InboxClaimed",
+    "InboxDiscarded",
+    "InboxError",
+    "InboxInserted",
+    "InboxTarget",
+    "Notification",
+    "NotificationObserver",
+    "PreStep",
+    "PreStepDecision",
+    "PreStepHandler",
+    "Reject",
+    "RequestMismatch",
+    "RequestReconstructionError",
+    "RunResult",
+    "StatusChanged",
+    "Tool",
+    "ToolArgumentsError",
+    "ToolCallOutcome",
+    "ToolContext",
+    "ToolHandler",
+    "ToolOutput",
+    "ToolReturn",
+    "build_request",
+    "diff_requests",
+    "execute_tool_call",
+    "reconstruct_request",
+    "reconstruct_requests",
+    "run",
+    "tool",
+]

@@ -1,0 +1,71 @@
+"""The public surface of an agent, as a Protocol: what callers, ``run()`` and pre-step
+handlers may rely on, whatever the implementation (today :class:`AgentLoop`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+from dsh_agent.cancellation import CancelCauseInput
+from dsh_agent.notifications import AgentStatus, InboxTarget, NotificationObserver
+from dsh_llm.messages import UserMessage
+from dsh_session.header import SessionId
+
+if TYPE_CHECKING:
+    from dsh_agent.inbox import Inbox
+    from dsh_agent.prestep import PreStepHandler
+    from dsh_session.session import Session
+
+
+class Agent(Protocol):
+    """An agent: deliveries into a durable inbox, turns logged to a session."""
+
+    @property
+    def session(self) -> Session:
+        """The session the agent logs to."""
+        ...
+
+    @property
+    def inbox(self) -> Inbox:
+        """The pending input (``next_turn`` / ``next_step``)."""
+        ...
+
+    @property
+    def id(self) -> SessionId:
+        """The agent's identity (its session's id)."""
+        ...
+
+    @property
+    def status(self) -> AgentStatus: ...
+
+    def send(self, message: UserMessage, target: InboxTarget, wakeup: bool) -> None:
+        """Deliver the caller's message (its id kept) to ``target``; wake if asked."""
+        ...
+
+    def followup(self, message: UserMessage) -> None:
+        """``send(message, "next-turn", True)``."""
+        ...
+
+    def steer(self, message: UserMessage) -> None:
+        """``send(message, "next-step", True)``."""
+        ...
+
+    def inject(self, message: UserMessage) -> None:
+        """``send(message, "next-step", False)``."""
+        ...
+
+    def cancel(self, cause: CancelCauseInput = "user", *, keep_inbox: bool = False) -> None:
+        """Abort the running turn; unless ``keep_inbox``, discard what is pending."""
+        ...
+
+    async def when_idle(self) -> None:
+        """Wait until the agent is quiescent."""
+        ...
+
+    def subscribe(self, observer: NotificationObserver) -> Callable[[], None]:
+        """Observe live notifications; returns the unsubscribe function."""
+        ...
+
+    def on_pre_step(self, handler: PreStepHandler) -> Callable[[], None]:
+        """Add a pre-step handler; returns the function that removes it."""
+        ...

@@ -1,0 +1,233 @@
+"""The durable inbox: the two pending lists of an agent.
+
+Every change is one ``agent/inbox/spliced`` event appended *before* the list changes
+(a synchronous session observer still sees the old lists), so the pending lists can be
+rebuilt from the log. A message id may be pending at most once across both lists.
+The lists hold the caller's very message objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal
+
+from dsh_agent.errors import InboxError
+from dsh_agent.notifications import InboxDiscarded, InboxInserted, InboxTarget, Notification
+from dsh_llm.create import freeze_message
+from dsh_llm.ids import MessageId
+from dsh_llm.messages import UserMessage
+from dsh_session.events import InboxSplicedData
+from dsh_session.session import Session
+
+_TARGETS: tuple[InboxTarget, InboxTarget] = ("next-turn", "next-step")
+_CLEAR_ORDER: tuple[InboxTarget, InboxTarget] = ("next-step", "next-turn")
+
+
+def _admit(message: UserMessage) -> UserMessage:
+    """Import ``message`` (keeping its id, and the object itself when it already is a
+    dsh value); only user messages may be pending."""
+    frozen = freeze_message(message)
+    if type(frozen) is not UserMessage:
+        raise TypeError(
+            f"the inbox holds UserMessage values, not {type(frozen).__name__} "
+            f"(message {frozen.id!r})"
+        )
+    return frozen
+
+
+def check_target(target: str) -> InboxTarget:
+    """Return ``target`` if it names a pending list, else raise ``ValueError``."""
+    if target not in _TARGETS:
+        raise ValueError(f"inbox target must be 'next-turn' or 'next-step', not {target!r}")
+    return target
+
+
+class Inbox:
+    """Pending input of one agent: ``next_turn`` (one item per turn, oldest first) and
+    ``next_step`` (all items enter the next step)."""
+
+    __slots__ = ("_lists", "_notify", "_session")
+
+    def __init__(self, session: Session, notify: Callable[[Notification], None]) -> None:
+        """Rebuild the pending lists by replaying the splices logged after the seeded
+        prefix (so a fork starts empty); restored items wake nobody."""
+        self._session = session
+        self._notify = notify
+        self._lists: dict[InboxTarget, list[UserMessage]] = {"next-turn": [], "next-step": []}
+        self._replay()
+
+    @property
+    def next_turn(self) -> tuple[UserMessage, ...]:
+        """Pending followups, oldest first; a turn takes at most one."""
+        return tuple(self._lists["next-turn"])
+
+    @property
+    def next_step(self) -> tuple[UserMessage, ...]:
+        """Pending steers and injections; the next step boundary takes them all."""
+        return tuple(self._lists["next-step"])
+
+    @property
+    def has_pending(self) -> bool:
+        return bool(self._lists["next-turn"] or self._lists["next-step"])
+
+    # --- caller changes (outcome "canceled" for removals) ---------------------------
+
+    def append(self, target: InboxTarget, message: UserMessage) -> None:
+        """Add ``message`` at the end of ``target``. Does not wake the agent."""
+        target = check_target(target)
+        self._change(target, len(self._lists[target]), 0, (_admit(message),))
+
+    def prepend(self, target: InboxTarget, message: UserMessage) -> None:
+        """Add ``message`` at the front of ``target``. Does not wake the agent."""
+        self._change(check_target(target), 0, 0, (_admit(message),))
+
+    def splice(
+        self,
+        target: InboxTarget,
+        start: int,
+        delete_count: int = 0,
+        inserted: Iterable[UserMessage] = (),
+    ) -> tuple[UserMessage, ...]:
+        """Remove ``delete_count`` items at ``start`` of ``target`` and insert ``inserted``
+        there, like ``Array.prototype.splice``: a negative ``start`` counts from the end
+        and both are clamped to the list. Returns the removed (discarded) messages."""
+        target = check_target(target)
+        items = self._lists[target]
+        start = max(len(items) + start, 0) if start < 0 else min(start, len(items))
+        delete_count = min(max(delete_count, 0), len(items) - start)
+        return self._change(target, start, delete_count, tuple(map(_admit, inserted)))
+
+    def replace(self, message_id: MessageId, new: UserMessage) -> bool:
+        """Replace the pending message ``message_id`` with ``new`` (which may keep or
+        change the id). Returns ``False``, writing nothing, when it is not pending."""
+        found = self._find(message_id)
+        if found is None:
+            return False
+        self._change(*found, 1, (_admit(new),))
+        return True
+
+    def remove(self, message_id: MessageId) -> bool:
+        """Discard the pending message ``message_id``; ``False`` when it is not pending."""
+        found = self._find(message_id)
+        if found is None:
+            return False
+        self._change(*found, 1, ())
+        return True
+
+    def clear(self) -> tuple[UserMessage, ...]:
+        """Discard everything pending (next-step first); returns what was discarded."""
+        removed: list[UserMessage] = []
+        for target in _CLEAR_ORDER:
+            removed.extend(self._change(target, 0, len(self._lists[target]), ()))
+        return tuple(removed)
+
+    # --- claims (used by the loop; plain deletions, no outcome, no notification) -----
+
+    def claim_first_step(self) -> tuple[UserMessage, ...]:
+        """Claim for a turn's first step: all next-step items plus the oldest next-turn
+        item, so two followups are never merged into one turn."""
+        claimed = self.claim_next_step()
+        if self._lists["next-turn"]:
+            return (*claimed, *self._change("next-turn", 0, 1, (), outcome=None))
+        return claimed
+
+    def claim_next_step(self) -> tuple[UserMessage, ...]:
+        """Claim for a later step boundary: all next-step items."""
+        pending = self._lists["next-step"]
+        if not pending:
+            return ()
+        return self._change("next-step", 0, len(pending), (), outcome=None)
+
+    # --- the one mutation path --------------------------------------------------------
+
+    def _find(self, message_id: MessageId) -> tuple[InboxTarget, int] | None:
+        for target in _TARGETS:
+            for index, message in enumerate(self._lists[target]):
+                if message.id == message_id:
+                    return target, index
+        return None
+
+    def _change(
+        self,
+        target: InboxTarget,
+        start: int,
+        delete_count: int,
+        inserted: tuple[UserMessage, ...],
+        *,
+        outcome: Literal["canceled"] | None = "canceled",
+    ) -> tuple[UserMessage, ...]:
+        """Record the splice durably, then apply it, then notify. A splice that changes
+        nothing writes nothing; one that would make an id pending twice raises."""
+        if not delete_count and not inserted:
+            return ()
+        items = self._lists[target]
+        duplicate = self._duplicate_id(target, start, delete_count, inserted)
+        if duplicate is not None:
+            raise InboxError(
+                f"message {duplicate!r} is already pending in the inbox", message_id=duplicate
+            )
+        self._session.append(
+            "agent/inbox/spliced",
+            InboxSplicedData(
+                target=target,
+                start=start,
+                removed_count=delete_count or None,
+                inserted=inserted,
+                outcome=outcome if delete_count else None,
+            ),
+        )
+        removed = tuple(items[start : start + delete_count])
+        items[start : start + delete_count] = inserted
+        if outcome is not None:
+            for message in removed:
+                self._notify(InboxDiscarded(message))
+            for message in inserted:
+                self._notify(InboxInserted(message))
+        return removed
+
+    def _duplicate_id(
+        self,
+        target: InboxTarget,
+        start: int,
+        delete_count: int,
+        inserted: Sequence[UserMessage],
+    ) -> MessageId | None:
+        """The first inserted id that would be pending twice after the splice, if any."""
+        if not inserted:
+            return None
+        items = self._lists[target]
+        other = self._lists["next-step" if target == "next-turn" else "next-turn"]
+        kept = (*items[:start], *items[start + delete_count :], *other)
+        pending = {message.id for message in kept}
+        for message in inserted:
+            if message.id in pending:
+                return message.id
+            pending.add(message.id)
+        return None
+
+    def _replay(self) -> None:
+        first = self._session.header.seed_length or 0
+        events = self._session.events
+        for seq in range(first, len(events)):
+            event = events[seq]
+            if event.type != "agent/inbox/spliced":
+                continue
+            data: InboxSplicedData = event.data
+            items = self._lists[data.target]
+            removed = data.removed_count or 0
+            if data.start + removed > len(items):
+                raise InboxError(
+                    f"invalid persisted inbox splice at seq {seq}: start {data.start} and "
+                    f"removedCount {removed} do not fit the {data.target} list of "
+                    f"{len(items)} item(s)",
+                    seq=seq,
+                )
+            duplicate = self._duplicate_id(data.target, data.start, removed, data.inserted)
+            if duplicate is not None:
+                raise InboxError(
+                    f"invalid persisted inbox splice at seq {seq}: message {duplicate!r} "
+                    "would be pending twice",
+                    message_id=duplicate,
+                    seq=seq,
+                )
+            items[data.start : data.start + removed] = data.inserted

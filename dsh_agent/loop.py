@@ -1,0 +1,370 @@
+"""The agent loop: delivery, the driver task, and the sequence of turns and steps.
+
+A waking send to an idle agent opens the turn *synchronously* (insert splice, status
+``running``, ``turn/start``, claim splices) and only then creates the driver task, so
+the caller observes a started turn as soon as ``followup()`` returns. Each step is
+claim → pre-step → the step itself (:mod:`dsh_agent.step`); the turn goes on while
+tools ran or next-step input is pending. After a ``completed`` or ``max-tokens`` turn
+the driver goes on while anything is pending; after ``blocked``, ``error`` or
+``aborted`` it stops, and leftover input waits for the next waking send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from dsh_agent.cancellation import CancelCauseInput, CancelScope, TurnAborted, as_cancel_cause
+from dsh_agent.errors import AgentError
+from dsh_agent.inbox import Inbox, check_target
+from dsh_agent.notifications import (
+    AgentStatus,
+    InboxClaimed,
+    InboxTarget,
+    Notification,
+    NotificationObserver,
+    StatusChanged,
+)
+from dsh_agent.prestep import PreStep, PreStepHandler, Reject, run_pre_step
+from dsh_agent.step import StepRunner
+from dsh_agent.tools import Tool
+from dsh_llm.messages import UserMessage
+from dsh_llm.request import ModelAdapter
+from dsh_llm.stream import LlmFailure
+from dsh_session.events import (
+    AbortedReason,
+    BlockedReason,
+    CompletedReason,
+    ErrorReason,
+    MaxTokensReason,
+    RequestConfig,
+    RequestHeader,
+    TurnEndData,
+    TurnEndReason,
+    TurnStartData,
+)
+from dsh_session.header import SessionId
+from dsh_session.session import Session
+
+if TYPE_CHECKING:
+    from dsh_session.stores import SessionStore
+
+_log = logging.getLogger("dsh_agent")
+
+_COMPLETED = CompletedReason()
+_BLOCKED = BlockedReason()
+
+
+def _index_tools(tools: Iterable[Tool]) -> dict[str, Tool]:
+    indexed: dict[str, Tool] = {}
+    for offered in tools:
+        if offered.name in indexed:
+            raise ValueError(f"two tools are named {offered.name!r}; tool names must be unique")
+        indexed[offered.name] = offered
+    return indexed
+
+
+class AgentLoop:
+    """An asyncio agent over one session: the :class:`~dsh_agent.agent.Agent` surface.
+
+    Deliveries (``followup``, ``steer``, ``inject``) take the caller's complete
+    ``UserMessage`` and keep that very object through the inbox, the notifications,
+    pre-step, the ``user/message`` event, derived history and the model request.
+    """
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        adapter: ModelAdapter,
+        provider: str,
+        model: str,
+        system: str | None = None,
+        tools: Iterable[Tool] = (),
+        store: SessionStore | None = None,
+        max_tokens: int | None = None,
+        check_requests: bool = False,
+    ) -> None:
+        """Build a loop over ``session`` (new, or loaded from a store, whose pending
+        inbox is restored). With ``store``, the session is attached to it and flushed
+        at every checkpoint. ``check_requests`` compares each live request with its
+        reconstruction from the log before sending it."""
+        if session.open_turn is not None:
+            raise AgentError(
+                f"session {session.id!r} has turn {session.open_turn} open; an agent loop "
+                "needs a session with no open turn (loading it from a store closes it)"
+            )
+        tools = tuple(tools)
+        header = RequestHeader(
+            config=RequestConfig(provider=provider, model=model, max_tokens=max_tokens),
+            system=system or None,
+            tools=tuple(offered.schema() for offered in tools) or None,
+        )
+        self._session = session
+        self._store = store
+        self._observers: list[NotificationObserver] = []
+        self._pre_step_handlers: list[PreStepHandler] = []
+        self._status: AgentStatus = "idle"
+        self._scope: CancelScope | None = None
+        """The cancellation scope of the turn being started or run; None when idle."""
+        self._driver: asyncio.Task[None] | None = None
+        self._latched = False
+        """A waking send arrived while the turn was aborting: wake again once idle."""
+        self._inbox = Inbox(session, self._notify)
+        self._steps = StepRunner(
+            session=session,
+            adapter=adapter,
+            tools=_index_tools(tools),
+            header=header,
+            inbox=self._inbox,
+            checkpoint=self._checkpoint,
+            check_requests=check_requests,
+        )
+        if store is not None:
+            store.attach(session)  # attaching the same object again does nothing
+
+    # --- the Agent surface -------------------------------------------------------------
+
+    @property
+    def session(self) -> Session:
+        return self._session
+
+    @property
+    def inbox(self) -> Inbox:
+        return self._inbox
+
+    @property
+    def id(self) -> SessionId:
+        """The agent's identity: its session's id."""
+        return self._session.id
+
+    @property
+    def status(self) -> AgentStatus:
+        return self._status
+
+    def send(self, message: UserMessage, target: InboxTarget, wakeup: bool) -> None:
+        """Deliver ``message`` (imported as is, its id kept) to ``target``. A waking send
+        to an idle agent starts a turn before returning; one that arrives while a turn
+        is aborting goes to next-turn and runs once that turn has closed. A message
+        whose id is already pending raises :class:`InboxError` and changes nothing."""
+        target = check_target(target)
+        if wakeup:
+            asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
+            scope = self._scope
+            if scope is not None and scope.cause is not None:
+                target = "next-turn"
+        self._inbox.append(target, message)
+        if wakeup:
+            self._wake()
+
+    def followup(self, message: UserMessage) -> None:
+        """Queue ``message`` for a turn of its own and wake the agent."""
+        self.send(message, "next-turn", True)
+
+    def steer(self, message: UserMessage) -> None:
+        """Put ``message`` into the next step and wake the agent."""
+        self.send(message, "next-step", True)
+
+    def inject(self, message: UserMessage) -> None:
+        """Put ``message`` into the next step without waking the agent."""
+        self.send(message, "next-step", False)
+
+    def cancel(self, cause: CancelCauseInput = "user", *, keep_inbox: bool = False) -> None:
+        """Abort the running turn with ``cause`` (the first cause wins). Unless
+        ``keep_inbox``, everything pending is discarded first (durably). Cancelling
+        an idle agent only clears the inbox."""
+        cancel_cause = as_cancel_cause(cause)
+        if not keep_inbox:
+            self._inbox.clear()
+            self._latched = False
+        scope = self._scope
+        if scope is not None:
+            scope.cancel(cancel_cause)
+
+    async def when_idle(self) -> None:
+        """Return once the driver is quiescent (including a turn woken by a latch)."""
+        while (driver := self._driver) is not None:
+            if asyncio.current_task() in (driver, self._steps.tool_task):
+                raise AgentError(
+                    f"when_idle() of agent {self.id!r} was awaited inside its own turn "
+                    "(a tool or pre-step handler); it would wait forever"
+                )
+            await asyncio.wait((driver,))
+
+    def subscribe(self, observer: NotificationObserver) -> Callable[[], None]:
+        """Call ``observer`` with every live notification, synchronously and in order;
+        an observer that raises is logged and does not stop the others. Returns the
+        function that unsubscribes it."""
+        self._observers.append(observer)
+
+        def unsubscribe() -> None:
+            if observer in self._observers:
+                self._observers.remove(observer)
+
+        return unsubscribe
+
+    def on_pre_step(self, handler: PreStepHandler) -> Callable[[], None]:
+        """Add a pre-step handler (the first added is the outermost). Returns the
+        function that removes it."""
+        self._pre_step_handlers.append(handler)
+
+        def remove() -> None:
+            if handler in self._pre_step_handlers:
+                self._pre_step_handlers.remove(handler)
+
+        return remove
+
+    # --- notifications and status --------------------------------------------------------
+
+    def _notify(self, notification: Notification) -> None:
+        for observer in tuple(self._observers):
+            try:
+                observer(notification)
+            except Exception:
+                _log.exception("agent %s: a notification observer failed", self.id)
+
+    def _set_status(self, status: AgentStatus) -> None:
+        if self._status != status:
+            self._status = status
+            self._notify(StatusChanged(status))
+
+    # --- the driver ------------------------------------------------------------------------
+
+    def _wake(self) -> None:
+        if self._status == "idle":
+            self._start_driver()
+            return
+        # Running: a live turn finds the input at its next boundary. If the turn is
+        # aborting, or has ended and the driver is about to stop, remember the wake.
+        scope = self._scope
+        aborting = scope is not None and scope.cause is not None
+        if (aborting or self._session.open_turn is None) and not self._disposed():
+            self._latched = True
+
+    def _disposed(self) -> bool:
+        scope = self._scope
+        return scope is not None and scope.cause is not None and scope.cause.kind == "disposed"
+
+    def _start_driver(self) -> None:
+        """Open a turn synchronously, then hand it to a new driver task."""
+        scope = self._scope = CancelScope()
+        self._latched = False
+        self._set_status("running")
+        if scope.cause is not None:  # cancelled by a status observer: no turn opens
+            self._scope = None
+            self._set_status("idle")
+            return
+        turn, claimed = self._open_turn()
+        self._driver = asyncio.get_running_loop().create_task(self._drive(scope, turn, claimed))
+
+    def _open_turn(self) -> tuple[int, tuple[UserMessage, ...]]:
+        turn = self._session.last_turn + 1
+        self._session.append("turn/start", TurnStartData(turn=turn))
+        return turn, self._announce_claim(turn, self._inbox.claim_first_step())
+
+    def _announce_claim(
+        self, turn: int, claimed: tuple[UserMessage, ...]
+    ) -> tuple[UserMessage, ...]:
+        for message in claimed:
+            self._notify(InboxClaimed(message, turn))
+        return claimed
+
+    async def _drive(self, scope: CancelScope, turn: int, claimed: tuple[UserMessage, ...]) -> None:
+        try:
+            while True:
+                reason = await self._run_turn(scope, turn, claimed)
+                if (
+                    scope.cause is not None
+                    or not isinstance(reason, CompletedReason | MaxTokensReason)
+                    or not self._inbox.has_pending
+                ):
+                    break
+                scope = self._scope = CancelScope()
+                self._latched = False
+                turn, claimed = self._open_turn()
+        except Exception:
+            _log.exception("agent %s: the loop failed and stopped", self.id)
+        finally:
+            self._become_idle()
+        if scope.external:
+            raise asyncio.CancelledError
+
+    def _become_idle(self) -> None:
+        self._driver = None
+        self._scope = None
+        wake = self._latched and self._inbox.has_pending
+        self._latched = False
+        self._set_status("idle")
+        if wake and self._status == "idle":
+            self._start_driver()
+
+    # --- one turn --------------------------------------------------------------------------
+
+    async def _run_turn(
+        self, scope: CancelScope, turn: int, claimed: tuple[UserMessage, ...]
+    ) -> TurnEndReason:
+        step = 0
+        ending: TurnEndReason | None = None  # how the previous step would end the turn
+        try:
+            while True:
+                step += 1
+                if step > 1:
+                    claimed = self._announce_claim(turn, self._inbox.claim_next_step())
+                entering = await self._pre_step(scope, claimed, turn, step)
+                if entering is None:
+                    return await self._end_turn(scope, turn, _BLOCKED)
+                if not entering and (step == 1 or ending is not None):
+                    return await self._end_turn(scope, turn, ending or _COMPLETED)
+                outcome = await self._steps.run(scope, turn, step, entering)
+                if outcome is None:  # tools ran: the model needs another step
+                    ending = None
+                    continue
+                if isinstance(outcome, ErrorReason):
+                    return await self._end_turn(scope, turn, outcome)
+                if not isinstance(ending, MaxTokensReason):  # max-tokens is sticky
+                    ending = outcome
+                if not self._inbox.next_step:
+                    return await self._end_turn(scope, turn, ending)
+        except TurnAborted:
+            pass
+        except Exception as error:
+            if scope.cause is None:
+                _log.exception("agent %s: turn %d failed", self.id, turn)
+                failure = LlmFailure.from_exception(error)
+                return await self._end_turn(scope, turn, ErrorReason(error=failure))
+        assert scope.cause is not None
+        return await self._end_turn(scope, turn, AbortedReason(reason=scope.cause))
+
+    async def _end_turn(
+        self, scope: CancelScope, turn: int, reason: TurnEndReason
+    ) -> TurnEndReason:
+        self._session.append("turn/end", TurnEndData(turn=turn, reason=reason))
+        try:
+            await self._checkpoint(scope)
+        except Exception:  # the store keeps the batch and reports it at the next flush
+            _log.exception("agent %s: flushing the end of turn %d failed", self.id, turn)
+        return reason
+
+    async def _pre_step(
+        self, scope: CancelScope, claimed: tuple[UserMessage, ...], turn: int, step: int
+    ) -> tuple[UserMessage, ...] | None:
+        """The messages entering the step, or None when a handler rejected it."""
+        await self._checkpoint(scope)
+        handlers = tuple(self._pre_step_handlers)
+        if not handlers:
+            scope.check()
+            return claimed
+        with scope.interruptible():
+            decision = await run_pre_step(handlers, PreStep(self, claimed, turn, step))
+        return None if isinstance(decision, Reject) else tuple(decision.messages)
+
+    async def _checkpoint(self, scope: CancelScope) -> None:
+        """Make everything appended so far durable, when a store is attached."""
+        if self._store is None:
+            return
+        try:
+            await self._store.flush(self._session)
+        except asyncio.CancelledError:
+            scope.cancel_from_outside()

@@ -1,0 +1,55 @@
+"""Live notifications of an agent: what a UI or a test observes as it happens.
+
+They are not durable (the session log holds the durable facts) and carry the
+caller's very message objects, so an observer can match them with ``is`` or by id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from dsh_llm.messages import UserMessage
+
+AgentStatus: TypeAlias = Literal["idle", "running"]
+"""``running`` from the moment a turn is being started until the driver is quiescent."""
+
+InboxTarget: TypeAlias = Literal["next-turn", "next-step"]
+"""Which pending list a delivery goes to."""
+
+
+@dataclass(frozen=True, slots=True)
+class InboxInserted:
+    """``message`` became pending (after its splice was committed)."""
+
+    message: UserMessage
+
+
+@dataclass(frozen=True, slots=True)
+class InboxDiscarded:
+    """A pending ``message`` was removed by a caller or by cancellation; it will not run."""
+
+    message: UserMessage
+
+
+@dataclass(frozen=True, slots=True)
+class InboxClaimed:
+    """Turn ``turn`` claimed the pending ``message``; it goes to the pre-step waterfall."""
+
+    message: UserMessage
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class StatusChanged:
+    """The agent's status changed (never sent for a non-change)."""
+
+    status: AgentStatus
+
+
+Notification: TypeAlias = InboxInserted | InboxDiscarded | InboxClaimed | StatusChanged
+"""Any live notification."""
+
+NotificationObserver: TypeAlias = Callable[[Notification], None]
+"""A synchronous observer of live notifications."""

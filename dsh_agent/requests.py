@@ -1,0 +1,163 @@
+"""Model requests from the log: the one builder, and their reconstruction.
+
+Every model-visible input is in the session log, so each request the loop sent can be
+rebuilt from the log alone: the latest ``request/header`` plus the surface fold of the
+log prefix up to the attempt's first chunk. :func:`build_request` is the only place that
+turns a header and a history into a :class:`GenerateRequest`; the loop uses it for live
+requests and the reconstruction uses it too, so a difference found by
+:func:`diff_requests` points at the log (or the derivation), never at two builders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dsh_agent.errors import AgentError
+from dsh_llm.messages import Message
+from dsh_llm.request import GenerateRequest, ToolSchema
+from dsh_llm.stream import FinishChunk
+from dsh_session.events import (
+    AssistantChunkEvent,
+    InboxSplicedEvent,
+    RequestHeader,
+    SessionEvent,
+)
+from dsh_session.log_state import LogState
+
+
+def build_request(header: RequestHeader, messages: Sequence[Message]) -> GenerateRequest:
+    """The request for ``messages`` under ``header``: the config fields go to the top
+    level beside ``system`` and ``tools``. Config fields a :class:`GenerateRequest` does
+    not model (kept from a richer harness's header) are not sent. Messages that already
+    are dsh values are not validated again."""
+    config = header.config
+    return GenerateRequest(
+        provider=config.provider,
+        model=config.model,
+        messages=messages,
+        system=header.system,
+        tools=header.tools,
+        max_tokens=config.max_tokens,
+        temperature=config.temperature,
+        stop=config.stop,
+        reasoning_effort=config.reasoning_effort,
+    )
+
+
+class RequestReconstructionError(AgentError):
+    """The log cannot explain a request: it does not start at seq 0 or has a gap, or a
+    model attempt has no ``request/header`` before it. ``seq`` names the event."""
+
+    def __init__(self, message: str, *, seq: int) -> None:
+        super().__init__(message)
+        self.seq = seq
+
+
+def _request_at(state: LogState, seq: int) -> GenerateRequest:
+    """The request implied by the log folded into ``state``, for an attempt at ``seq``."""
+    if state.request_header is None:
+        raise RequestReconstructionError(f"no request/header precedes event {seq}", seq=seq)
+    return build_request(state.request_header, state.surface.messages())
+
+
+def _fold(state: LogState, event: SessionEvent, index: int) -> None:
+    """Validate ``event`` as the ``index``-th of the log and apply it to ``state``."""
+    if event.seq != index:
+        raise RequestReconstructionError(
+            f"the log must start at seq 0 with no gap: event {index} has seq {event.seq}",
+            seq=event.seq,
+        )
+    state.commit(event, state.check(event))
+
+
+def reconstruct_requests(events: Sequence[SessionEvent]) -> list[GenerateRequest]:
+    """Rebuild, from the log alone, every request that produced at least one
+    ``assistant/chunk`` (failed attempts included), in log order. An attempt runs from
+    its first chunk to its ``finish`` chunk, or to the next event the loop writes for
+    the step (an inbox splice does not count: a delivery may write one at any moment).
+    Its request is the latest ``request/header`` plus the surface fold of the log
+    before its first chunk. The log is validated as it is folded
+    (``SessionValidationError`` names a bad event)."""
+    state = LogState(events)
+    requests: list[GenerateRequest] = []
+    attempt_open = False
+    for index, event in enumerate(events):
+        if isinstance(event, AssistantChunkEvent):
+            if not attempt_open:
+                requests.append(_request_at(state, event.seq))
+            attempt_open = not isinstance(event.data.chunk, FinishChunk)
+        elif not isinstance(event, InboxSplicedEvent):
+            attempt_open = False
+        _fold(state, event, index)
+    return requests
+
+
+def reconstruct_request(events: Sequence[SessionEvent]) -> GenerateRequest:
+    """The request that an attempt starting right after ``events`` would send, rebuilt
+    from the log alone: what the loop's check mode compares a live request with."""
+    state = LogState(events)
+    for index, event in enumerate(events):
+        _fold(state, event, index)
+    return _request_at(state, len(events))
+
+
+_SCALAR_FIELDS = (
+    "provider",
+    "model",
+    "system",
+    "max_tokens",
+    "temperature",
+    "stop",
+    "reasoning_effort",
+)
+
+
+def diff_requests(live: GenerateRequest, rebuilt: GenerateRequest) -> list[str]:
+    """Name every difference between a live request and its reconstruction, one line
+    per differing field, tool or message (empty when they match). Identical objects
+    are not compared further, so a matching request costs one pass of ``is`` checks."""
+    differences = [
+        f"{name}: live {getattr(live, name)!r} != rebuilt {getattr(rebuilt, name)!r}"
+        for name in _SCALAR_FIELDS
+        if getattr(live, name) != getattr(rebuilt, name)
+    ]
+    differences.extend(_tool_differences(live.tools or (), rebuilt.tools or ()))
+    if len(live.messages) != len(rebuilt.messages):
+        differences.append(
+            f"messages: live has {len(live.messages)}, rebuilt has {len(rebuilt.messages)}"
+        )
+    for index, (message, rebuilt_message) in enumerate(
+        zip(live.messages, rebuilt.messages, strict=False)
+    ):
+        if message is not rebuilt_message:
+            differences.extend(_message_differences(index, message, rebuilt_message))
+    return differences
+
+
+def _tool_differences(live: Sequence[ToolSchema], rebuilt: Sequence[ToolSchema]) -> list[str]:
+    differences = []
+    if len(live) != len(rebuilt):
+        differences.append(f"tools: live has {len(live)}, rebuilt has {len(rebuilt)}")
+    for index, (schema, rebuilt_schema) in enumerate(zip(live, rebuilt, strict=False)):
+        if schema != rebuilt_schema:
+            differences.append(f"tools[{index}] ({schema.name!r}): differs from the rebuilt tool")
+    return differences
+
+
+def _message_differences(index: int, live: Message, rebuilt: Message) -> list[str]:
+    if live.id != rebuilt.id:
+        return [f"messages[{index}]: live id {live.id!r} != rebuilt id {rebuilt.id!r}"]
+    return [
+        f"messages[{index}] (id {live.id!r}): {key} differs"
+        for key in ("role", "content", "source")
+        if getattr(live, key) != getattr(rebuilt, key)
+    ]
+
+
+class RequestMismatch(AgentError):
+    """A live request differs from its reconstruction from the log; ``differences``
+    names each differing field (see :func:`diff_requests`)."""
+
+    def __init__(self, differences: Sequence[str]) -> None:
+        super().__init__("request differs from its reconstruction: " + "; ".join(differences))
+        self.differences = tuple(differences)

@@ -1,0 +1,310 @@
+"""One step of a turn: the entered messages, the request, the model stream (every
+chunk logged as it arrives), the assistant message, then the tool calls it requested,
+one at a time in model order.
+
+The step is bracketed by ``step/start`` and ``step/end`` whatever happens inside it;
+cancellation ends the stream at once (keeping a non-blank prefix as an interrupted
+message) but lets a running tool drain, and commits the calls not yet started as
+aborted before dispatch, so the next request stays valid for the provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Literal
+
+from dsh_agent.cancellation import CancelScope, TurnAborted
+from dsh_agent.inbox import Inbox
+from dsh_agent.requests import (
+    RequestMismatch,
+    build_request,
+    diff_requests,
+    reconstruct_request,
+)
+from dsh_agent.tools import Tool, ToolCallOutcome, ToolContext, execute_tool_call
+from dsh_llm.assembler import BlockAssembler
+from dsh_llm.content import TextBlock, ToolCallBlock
+from dsh_llm.create import create_tool_result_message
+from dsh_llm.messages import UserMessage
+from dsh_llm.request import GenerateRequest, ModelAdapter
+from dsh_llm.stream import (
+    AbortedFinish,
+    ErrorFinish,
+    FinishChunk,
+    LlmFailure,
+    MaxTokensFinish,
+    StreamChunk,
+)
+from dsh_session.events import (
+    AssistantChunkData,
+    AssistantMessageData,
+    CompletedReason,
+    ErrorReason,
+    MaxTokensReason,
+    RequestHeader,
+    RequestHeaderData,
+    StepData,
+    ToolCallData,
+    ToolErrorInfo,
+    ToolResultData,
+    TurnEndReason,
+)
+from dsh_session.session import Session
+
+Checkpoint = Callable[[CancelScope], Awaitable[None]]
+"""Makes the log durable so far (a no-op without a store)."""
+
+_COMPLETED = CompletedReason()
+_MAX_TOKENS = MaxTokensReason()
+_ABORTED_BEFORE_DISPATCH = ToolCallOutcome(
+    content=(TextBlock(text="Error: tool call aborted before dispatch"),),
+    is_error=True,
+    error=ToolErrorInfo(name="AbortError", code="ABORTED_BEFORE_DISPATCH"),
+    meta=None,
+    additional_contexts=(),
+)
+
+
+class StepRunner:
+    """Runs the steps of one agent's turns against its session, adapter and tools."""
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        adapter: ModelAdapter,
+        tools: Mapping[str, Tool],
+        header: RequestHeader,
+        inbox: Inbox,
+        checkpoint: Checkpoint,
+        check_requests: bool,
+    ) -> None:
+        self._session = session
+        self._adapter = adapter
+        self._tools = tools
+        self._header = header
+        self._inbox = inbox
+        self._checkpoint = checkpoint
+        self._check_requests = check_requests
+        self._header_logged = False
+        self.tool_task: asyncio.Task[ToolCallOutcome] | None = None
+        """The task running the current tool call, if one is running."""
+
+    async def run(
+        self, scope: CancelScope, turn: int, step: int, entering: tuple[UserMessage, ...]
+    ) -> TurnEndReason | None:
+        """Run one step; return how it would end the turn (completed, max-tokens or an
+        error), or None when tools ran and the model needs another step. Raises
+        :class:`TurnAborted` once the step is closed when the turn was cancelled."""
+        append = self._session.append
+        append("step/start", StepData(turn=turn, step=step))
+        try:
+            for message in entering:
+                append("user/message", message)
+            request = self._request()
+            if self._check_requests:
+                differences = diff_requests(request, reconstruct_request(self._session.events))
+                if differences:
+                    mismatch = str(RequestMismatch(differences))
+                    return ErrorReason(error=LlmFailure(message=mismatch, code="REQUEST_MISMATCH"))
+            await self._checkpoint(scope)
+            return await self._answer(scope, turn, step, request)
+        finally:
+            append("step/end", StepData(turn=turn, step=step))
+
+    def _request(self) -> GenerateRequest:
+        """Log the header when needed, then build the request from it and the derived
+        history (the very message objects of the log). The first request of this runner
+        always logs it (``initial`` on a log without one, else ``resume``); later ones
+        only when the log's latest header differs (``change``, e.g. another writer)."""
+        header, logged = self._header, self._session.request_header
+        if not self._header_logged or (logged is not header and logged != header):
+            reason: Literal["initial", "resume", "change"] = (
+                "change" if self._header_logged else "initial" if logged is None else "resume"
+            )
+            self._session.append("request/header", RequestHeaderData(header=header, reason=reason))
+            self._header_logged = True
+        return build_request(header, self._session.derive_messages())
+
+    async def _answer(
+        self, scope: CancelScope, turn: int, step: int, request: GenerateRequest
+    ) -> TurnEndReason | None:
+        """Stream the model's answer, commit it, and run the tool calls it requests."""
+        assembler = BlockAssembler()
+        chunk_seqs: list[int] = []
+        provider, model = request.provider, request.model
+        try:
+            with scope.interruptible():
+                await self._stream(scope, turn, step, request, assembler, chunk_seqs)
+        except TurnAborted:
+            prefix = assembler.interrupted_message(provider=provider, model=model)
+            if prefix is not None:
+                self._session.append(
+                    "assistant/message",
+                    AssistantMessageData(
+                        turn=turn,
+                        step=step,
+                        message=prefix,
+                        usage=assembler.usage,
+                        interrupted=True,
+                    ),
+                    source_event_seqs=tuple(chunk_seqs),
+                )
+            raise
+        finish = assembler.finish
+        if isinstance(finish, ErrorFinish | AbortedFinish):
+            return ErrorReason(error=finish.failure)
+        try:
+            message = assembler.message(provider=provider, model=model)
+        except Exception as error:  # a stream that cannot be assembled is a failed call
+            failure = LlmFailure.from_exception(error)
+            self._log_chunk(turn, step, _error_finish(failure), assembler, chunk_seqs)
+            return ErrorReason(error=failure)
+        self._session.append(
+            "assistant/message",
+            AssistantMessageData(turn=turn, step=step, message=message, usage=assembler.usage),
+            source_event_seqs=tuple(chunk_seqs),
+        )
+        calls = [block for block in message.content if isinstance(block, ToolCallBlock)]
+        if calls:
+            await self._run_tools(scope, turn, step, calls)
+        scope.check()
+        if calls:
+            return None
+        return _MAX_TOKENS if isinstance(finish, MaxTokensFinish) else _COMPLETED
+
+    async def _stream(
+        self,
+        scope: CancelScope,
+        turn: int,
+        step: int,
+        request: GenerateRequest,
+        assembler: BlockAssembler,
+        chunk_seqs: list[int],
+    ) -> None:
+        """Log every chunk as it arrives; an adapter that raises (or streams something
+        unusable) is logged as a terminal ``finish {error}`` chunk."""
+        try:
+            stream = self._adapter.stream(request)
+            try:
+                async for chunk in stream:
+                    self._log_chunk(turn, step, chunk, assembler, chunk_seqs)
+                    if scope.cause is not None:  # cancelled by an observer of this chunk
+                        return
+            finally:
+                await _close(stream)
+        except Exception as error:
+            failure = _error_finish(LlmFailure.from_exception(error))
+            self._log_chunk(turn, step, failure, assembler, chunk_seqs)
+
+    def _log_chunk(
+        self,
+        turn: int,
+        step: int,
+        chunk: StreamChunk,
+        assembler: BlockAssembler,
+        chunk_seqs: list[int],
+    ) -> None:
+        event = self._session.append(
+            "assistant/chunk", AssistantChunkData(turn=turn, step=step, chunk=chunk)
+        )
+        chunk_seqs.append(event.seq)
+        assembler.push(chunk)
+
+    # --- tools -----------------------------------------------------------------------------
+
+    async def _run_tools(
+        self, scope: CancelScope, turn: int, step: int, calls: list[ToolCallBlock]
+    ) -> None:
+        """Run the calls one at a time in model order. Once the turn is cancelled, the
+        calls not yet started are committed as aborted before dispatch. If the loop
+        itself fails (e.g. a flush), the calls left are answered as not started before
+        the failure propagates, so the history stays a valid request."""
+        answered = 0
+        open_call: int | None = None  # seq of a tool/call not answered yet
+        try:
+            for call in calls:
+                open_call = self._log_call(turn, step, call)
+                if scope.cause is None:
+                    await self._checkpoint(scope)
+                if scope.cause is not None:
+                    outcome = _ABORTED_BEFORE_DISPATCH
+                else:
+                    outcome = await self._execute(scope, turn, step, call)
+                self._commit_result(turn, step, call, open_call, outcome)
+                open_call = None
+                answered += 1
+                for context in outcome.additional_contexts:
+                    self._inbox.append("next-step", context)
+        except Exception as error:
+            not_started = _not_started(error)
+            for call in calls[answered:]:
+                call_seq = self._log_call(turn, step, call) if open_call is None else open_call
+                self._commit_result(turn, step, call, call_seq, not_started)
+                open_call = None
+            raise
+
+    def _log_call(self, turn: int, step: int, call: ToolCallBlock) -> int:
+        data = ToolCallData(
+            turn=turn, step=step, call_id=call.id, name=call.name, arguments=call.arguments
+        )
+        return self._session.append("tool/call", data).seq
+
+    async def _execute(
+        self, scope: CancelScope, turn: int, step: int, call: ToolCallBlock
+    ) -> ToolCallOutcome:
+        """Run one call in a task of its own that nobody cancels: if the driver itself
+        is cancelled from outside, the tool is told (``cancelled``) and drained."""
+        context = ToolContext(call_id=call.id, turn=turn, step=step, cancelled=scope.cancelled)
+        running = self.tool_task = asyncio.ensure_future(
+            execute_tool_call(self._tools, call, context)
+        )
+        try:
+            while True:
+                try:
+                    return await asyncio.shield(running)
+                except asyncio.CancelledError:
+                    if running.done():
+                        raise
+                    scope.cancel_from_outside()
+        finally:
+            self.tool_task = None
+
+    def _commit_result(
+        self, turn: int, step: int, call: ToolCallBlock, call_seq: int, outcome: ToolCallOutcome
+    ) -> None:
+        message = create_tool_result_message(
+            call_id=call.id, content=outcome.content, is_error=outcome.is_error
+        )
+        self._session.append(
+            "tool/result",
+            ToolResultData(
+                turn=turn, step=step, message=message, error=outcome.error, meta=outcome.meta
+            ),
+            source_event_seqs=(call_seq,),
+        )
+
+
+def _not_started(error: Exception) -> ToolCallOutcome:
+    text = (
+        f"Error: the tool call was not started because the agent loop failed first "
+        f"({type(error).__name__}: {error}). Retry it if it is still needed."
+    )
+    return ToolCallOutcome(
+        content=(TextBlock(text=text),),
+        is_error=True,
+        error=ToolErrorInfo(name="ToolNotStartedError", code="TOOL_NOT_STARTED"),
+        meta=None,
+        additional_contexts=(),
+    )
+
+
+def _error_finish(failure: LlmFailure) -> FinishChunk:
+    return FinishChunk(reason=ErrorFinish(failure=failure))
+
+
+async def _close(stream: AsyncIterator[StreamChunk]) -> None:
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
