@@ -1,0 +1,89 @@
+"""The ``dsh`` command line.
+
+Each subcommand is a :class:`Subcommand`: a name, a help line, a function that adds
+its arguments, and a function that runs it and returns the exit status. They are
+registered in one place, :data:`SUBCOMMANDS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dsh_agent.commands import chat, demo, sessions
+from dsh_agent.commands.failures import add_debug_argument, run_reporting_failures
+from dsh_llm.schema import wire_schemas as llm_schemas
+from dsh_session.schema import wire_schemas as session_schemas
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """One ``dsh <name>`` command."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    """Runs the command with the parsed arguments; returns the exit status."""
+
+
+def all_wire_schemas() -> dict[str, dict[str, Any]]:
+    """Every package's wire schemas, merged; the one place a package's
+    ``wire_schemas()`` is added."""
+    return {**llm_schemas(), **session_schemas()}
+
+
+def _add_schema_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out", type=Path, required=True, help="directory to write <TypeName>.json files into"
+    )
+
+
+def _run_schema(args: argparse.Namespace) -> int:
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    schemas = all_wire_schemas()
+    for name, schema in schemas.items():
+        (out / f"{name}.json").write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {len(schemas)} JSON Schemas to {out}")
+    return 0
+
+
+SUBCOMMANDS: tuple[Subcommand, ...] = (
+    Subcommand(
+        name="schema",
+        help="write the JSON Schema (draft 2020-12) of every wire type, one file per type",
+        add_arguments=_add_schema_arguments,
+        run=_run_schema,
+    ),
+    Subcommand("demo", demo.HELP, demo.add_arguments, demo.run),
+    Subcommand("chat", chat.HELP, chat.add_arguments, chat.run),
+    Subcommand("sessions", sessions.HELP, sessions.add_arguments, sessions.run),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(prog="dsh", description="dsh agent SDK tools")
+    add_debug_argument(parser, top_level=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in SUBCOMMANDS:
+        sub = commands.add_parser(command.name, help=command.help, description=command.help)
+        add_debug_argument(sub)
+        command.add_arguments(sub)
+        sub.set_defaults(run=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``dsh`` with ``argv`` (default: the process arguments); returns the exit status."""
+    args = build_parser().parse_args(argv)
+    return run_reporting_failures(args.run, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

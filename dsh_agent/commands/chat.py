@@ -1,0 +1,109 @@
+"""``dsh chat``: a stored, resumable conversation with a real model.
+
+The provider adapter is built from the options (the API key comes from an environment
+variable, never from the command line, where other users could read it). At a
+terminal the chat is interactive (:mod:`.chat_terminal`); with piped input it runs one
+prompt per line (:mod:`.chat_script`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+
+from rich.text import Text
+
+from dsh_agent.commands.chat_script import chat_from_lines
+from dsh_agent.commands.chat_terminal import TerminalChat
+from dsh_agent.commands.output import stderr_console, stdout_console
+from dsh_agent.commands.storage import add_store_argument, load_session
+from dsh_agent.commands.summary import summarize
+from dsh_agent.loop import AgentLoop
+from dsh_llm.errors import DshError
+from dsh_llm.request import ModelAdapter
+from dsh_session.session import Session
+from dsh_session.stores import open_store
+
+HELP = "chat with a model: type while it answers to steer, Ctrl-C cancels the turn"
+
+API_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+"""Where each provider's API key is read from unless ``--api-key-env`` names another."""
+
+
+class ChatSetupError(DshError):
+    """``dsh chat`` cannot start with the options given (e.g. no API key)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--provider", required=True, choices=sorted(API_KEY_VARIABLES), help="which API to talk to"
+    )
+    parser.add_argument("--model", required=True, help="the provider's model name")
+    parser.add_argument(
+        "--base-url", metavar="URL", help="the API endpoint (for compatible servers)"
+    )
+    parser.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="environment variable holding the API key "
+        "(default OPENAI_API_KEY or ANTHROPIC_API_KEY)",
+    )
+    parser.add_argument("--system", metavar="TEXT", help="a system prompt")
+    add_store_argument(parser)
+    parser.add_argument("--session", metavar="ID", help="resume this stored session")
+
+
+def run(args: argparse.Namespace) -> int:
+    return asyncio.run(_chat(args))
+
+
+def build_adapter(provider: str, base_url: str | None, api_key_env: str | None) -> ModelAdapter:
+    """The provider's adapter, with the API key read from the environment."""
+    variable = api_key_env or API_KEY_VARIABLES[provider]
+    api_key = os.environ.get(variable)
+    if not api_key:
+        raise ChatSetupError(
+            f"the environment variable {variable} holding the {provider} API key is not set "
+            "(name another one with --api-key-env)"
+        )
+    try:
+        if provider == "anthropic":
+            from dsh_llm.providers.anthropic import AnthropicAdapter
+
+            return AnthropicAdapter(base_url=base_url, api_key=api_key)
+        from dsh_llm.providers.openai import OpenAIChatAdapter
+
+        return OpenAIChatAdapter(base_url=base_url, api_key=api_key)
+    except ImportError as error:  # the provider's SDK is an optional extra
+        raise ChatSetupError(str(error)) from error
+
+
+async def _chat(args: argparse.Namespace) -> int:
+    adapter = build_adapter(args.provider, args.base_url, args.api_key_env)
+    notes = stderr_console()
+    async with open_store(args.store) as store:
+        if args.session is None:
+            session = Session.create()
+            notes.print(Text(f"new session {session.id} in {args.store}"))
+        else:
+            session = await load_session(store, args.session)
+            summary = summarize(session)
+            notes.print(
+                Text(
+                    f"resumed session {session.id}: {summary.turns} turns, "
+                    f"{summary.messages} messages"
+                )
+            )
+        agent = AgentLoop(
+            session=session,
+            adapter=adapter,
+            provider=args.provider,
+            model=args.model,
+            system=args.system,
+            store=store,
+        )
+        if sys.stdin.isatty():
+            return await TerminalChat(agent, stdout_console()).run()
+        return await chat_from_lines(agent, sys.stdin)

@@ -1,0 +1,80 @@
+"""``dsh chat`` when standard input is not a terminal: one prompt per line.
+
+Each line is run to idle before the next is read, and the reply is written to
+standard output as it streams, ending with a newline; notes and failures go to
+standard error. So a chat can be scripted (``printf 'hi\\n' | dsh chat ...``) and the
+exit status says whether every turn completed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from typing import TextIO
+
+from dsh_agent.commands.chat_control import EXIT_COMMANDS, InterruptPolicy, deliver_line
+from dsh_agent.commands.render import describe_reason
+from dsh_agent.loop import AgentLoop
+from dsh_llm.stream import TextDeltaChunk
+from dsh_session.events import AssistantChunkEvent, SessionEvent, TurnEndEvent
+
+
+class _ReplyWriter:
+    """Writes streamed reply text to ``out``; counts turns that did not complete."""
+
+    def __init__(self, out: TextIO, errors: TextIO) -> None:
+        self._out = out
+        self._errors = errors
+        self.failed_turns = 0
+
+    def __call__(self, event: SessionEvent) -> None:
+        if isinstance(event, AssistantChunkEvent) and isinstance(event.data.chunk, TextDeltaChunk):
+            self._out.write(event.data.chunk.text)
+            self._out.flush()
+        elif isinstance(event, TurnEndEvent):
+            self._out.write("\n")
+            self._out.flush()
+            reason = event.data.reason
+            if reason.kind not in ("completed", "max-tokens"):
+                self.failed_turns += 1
+                self._errors.write(f"dsh: turn {event.data.turn} {describe_reason(reason)}\n")
+
+
+async def _until_idle(agent: AgentLoop, interrupts: InterruptPolicy) -> bool:
+    """Wait for the running turn(s) to end, Ctrl-C cancelling; True when the user
+    pressed Ctrl-C to leave."""
+    leaving = False
+
+    def on_interrupt() -> None:
+        nonlocal leaving
+        leaving = interrupts.press() or leaving
+
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    try:
+        await agent.when_idle()
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+    return leaving
+
+
+async def chat_from_lines(agent: AgentLoop, lines: TextIO) -> int:
+    """Run every line of ``lines`` to idle; the status is 1 if a turn did not complete.
+    Lines are read on the event loop's thread: the agent is idle while we wait for
+    one, and Ctrl-C there stops the command at once."""
+    writer = _ReplyWriter(sys.stdout, sys.stderr)
+    unsubscribe = agent.session.subscribe(writer)
+    interrupts = InterruptPolicy(agent)
+    try:
+        while line := lines.readline():
+            if line.strip() in EXIT_COMMANDS:
+                break
+            note = deliver_line(agent, line)
+            if note is not None:
+                sys.stderr.write(f"dsh: {note}\n")
+            if await _until_idle(agent, interrupts):
+                break
+    finally:
+        unsubscribe()
+    return 1 if writer.failed_turns else 0

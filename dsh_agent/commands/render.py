@@ -1,0 +1,239 @@
+"""Terminal rendering of a session's conversation, shared by ``demo``, ``chat`` and
+``sessions show``.
+
+One :class:`TranscriptPrinter` renders events either *live* (text and reasoning are
+printed from ``assistant/chunk`` events as they stream) or *from the log* (each
+assistant message is printed whole). Everything is built as :class:`rich.text.Text`,
+never as markup, so text from a model or a user cannot inject styles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from rich.console import Console
+from rich.text import Text
+
+from dsh_llm.content import (
+    ContentBlock,
+    ImageBlock,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from dsh_llm.messages import Message, UserMessage
+from dsh_llm.sources import ModelSource, PluginSource, UserSource
+from dsh_llm.stream import ReasoningDeltaChunk, TextDeltaChunk
+from dsh_session.events import (
+    AbortedReason,
+    AssistantChunkEvent,
+    AssistantMessageEvent,
+    EndSeedEvent,
+    ErrorReason,
+    HookCause,
+    InboxSplicedEvent,
+    RequestHeaderEvent,
+    SessionEvent,
+    ToolResultEvent,
+    TurnEndEvent,
+    TurnEndReason,
+    TurnStartEvent,
+    UserMessageEvent,
+)
+
+REPAIR_CODES = frozenset({"TOOL_OUTCOME_UNKNOWN", "TOOL_NOT_STARTED"})
+"""Error codes that only crash repair writes: a result marked with one was synthesized
+when a log cut by a crash was loaded."""
+
+SHORT_ID_LENGTH = 8
+
+
+def short_id(value: str) -> str:
+    """The last characters of an id, for transcripts. A UUIDv7 begins with its
+    timestamp, which messages created close together share, so the tail is the part
+    that tells them apart."""
+    return value if len(value) <= SHORT_ID_LENGTH + 1 else "…" + value[-SHORT_ID_LENGTH:]
+
+
+def format_time(epoch_ms: int, *, seconds: bool = True) -> str:
+    """Local wall-clock time of an epoch-millisecond stamp."""
+    pattern = "%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M"
+    return datetime.fromtimestamp(epoch_ms / 1000).strftime(pattern)
+
+
+def describe_reason(reason: TurnEndReason) -> str:
+    """One line saying why a turn ended, in the user's words."""
+    if isinstance(reason, AbortedReason):
+        cause = reason.reason
+        if isinstance(cause, HookCause):
+            return f"cancelled by a hook: {cause.reason}"
+        return {
+            "user": "cancelled by the user",
+            "parent": "cancelled by the parent agent",
+            "disposed": "cancelled: the agent was disposed",
+        }[cause.kind]
+    if isinstance(reason, ErrorReason):
+        return f"error {reason.error.code}: {reason.error.message}"
+    return {
+        "completed": "completed",
+        "blocked": "blocked by a pre-step handler",
+        "max-tokens": "stopped at the output token limit",
+        "interrupted": "interrupted: the process stopped mid-turn (closed by crash repair)",
+    }[reason.kind]
+
+
+def speaker(message: Message) -> str:
+    """Who a message is from, as a transcript label."""
+    source = message.source
+    if isinstance(source, UserSource):
+        return "you"
+    if isinstance(source, PluginSource):
+        return f"context · {source.plugin}"
+    if isinstance(source, ModelSource):
+        return f"assistant · {source.provider}/{source.model}"
+    return source.kind
+
+
+def block_text(block: ContentBlock) -> Text:
+    """One content block as styled text (tool results render their inner blocks)."""
+    if isinstance(block, TextBlock):
+        return Text(block.text)
+    if isinstance(block, ReasoningBlock):
+        return Text(f"thinking: {block.text}", style="dim italic")
+    if isinstance(block, ImageBlock):
+        where = block.url or f"{len(block.data or '')} base64 chars"
+        return Text(f"[image {block.media_type}, {where}]", style="cyan")
+    if isinstance(block, ToolCallBlock):
+        return Text.assemble(
+            ("→ ", "yellow"),
+            (f"{block.name}({block.arguments})", "yellow"),
+            (f"  call {block.id}", "dim"),
+        )
+    assert isinstance(block, ToolResultBlock)
+    return Text("\n").join(block_text(inner) for inner in block.content)
+
+
+class TranscriptPrinter:
+    """Prints session events as a conversation. Use it as a session observer (live)
+    or feed it a stored log (``live=False``). Events it does not show are skipped."""
+
+    def __init__(self, console: Console, *, live: bool) -> None:
+        self._console = console
+        self._live = live
+        self._stream_style: str | None = None
+        """The style of the streamed line being printed, or None between lines."""
+
+    def print_events(self, events: Iterable[SessionEvent]) -> None:
+        """Render a whole log, in order."""
+        for event in events:
+            self(event)
+
+    def __call__(self, event: SessionEvent) -> None:
+        if isinstance(event, AssistantChunkEvent):
+            if self._live:
+                self._stream(event)
+        elif isinstance(event, TurnStartEvent):
+            self._rule(Text(f"turn {event.data.turn}", style="bold"))
+        elif isinstance(event, UserMessageEvent):
+            self._message_line(event.data, event.data.content)
+        elif isinstance(event, AssistantMessageEvent):
+            self._assistant(event)
+        elif isinstance(event, ToolResultEvent):
+            self._tool_result(event)
+        elif isinstance(event, TurnEndEvent):
+            self._turn_end(event.data.reason)
+        elif isinstance(event, InboxSplicedEvent) and event.data.outcome == "canceled":
+            count = event.data.removed_count or 0
+            self.note(f"{count} pending {event.data.target} message(s) canceled", "yellow")
+        elif isinstance(event, RequestHeaderEvent) and not self._live:
+            config = event.data.header.config
+            self.note(f"request header: {config.provider}/{config.model}, {event.data.reason}")
+        elif isinstance(event, EndSeedEvent) and not self._live:
+            self._rule(Text("resumed or forked here", style="dim"))
+
+    def note(self, text: str, style: str = "dim") -> None:
+        """Print a parenthesized note on a line of its own (ending a streamed line)."""
+        self._print(Text(f"  ({text})", style=style))
+
+    def _print(self, line: Text) -> None:
+        self._end_stream()
+        self._console.print(line)
+
+    def _rule(self, title: Text) -> None:
+        self._end_stream()
+        self._console.rule(title, style="dim")
+
+    def _stream(self, event: AssistantChunkEvent) -> None:
+        chunk = event.data.chunk
+        if isinstance(chunk, TextDeltaChunk):
+            style = ""
+        elif isinstance(chunk, ReasoningDeltaChunk):
+            style = "dim italic"
+        else:
+            return
+        if self._stream_style != style:
+            self._end_stream()
+            label = "assistant › " if style == "" else "thinking › "
+            self._console.print(Text(label, style="bold green" if style == "" else "dim"), end="")
+            self._stream_style = style
+        self._console.print(Text(chunk.text, style=style), end="")
+
+    def _end_stream(self) -> None:
+        if self._stream_style is not None:
+            self._console.print()
+            self._stream_style = None
+
+    def _message_line(self, message: Message, blocks: Iterable[ContentBlock]) -> None:
+        self._print(
+            Text.assemble(
+                (speaker(message), "bold cyan" if message.role == "user" else "bold green"),
+                (f" [{short_id(message.id)}]", "dim"),
+            )
+        )
+        for block in blocks:
+            self._print(Text("  ").append_text(block_text(block)))
+
+    def _assistant(self, event: AssistantMessageEvent) -> None:
+        data = event.data
+        message = data.message
+        self._end_stream()  # the message is complete
+        if self._live:
+            # text and reasoning were streamed; what is left is the tool calls
+            for block in message.content:
+                if isinstance(block, ToolCallBlock):
+                    self._print(Text("  ").append_text(block_text(block)))
+        else:
+            self._message_line(message, message.content)
+            if data.usage is not None:
+                usage = data.usage
+                self.note(f"tokens in {usage.input_tokens} / out {usage.output_tokens}")
+        if data.interrupted:
+            self.note("interrupted: kept the prefix streamed before the cancel", "yellow")
+
+    def _tool_result(self, event: ToolResultEvent) -> None:
+        data = event.data
+        block = data.message.content[0]
+        marker = "✗ " if block.is_error else "← "
+        style = "red" if block.is_error else "magenta"
+        line = Text.assemble((marker, style), block_text(block))
+        line.append(f"  [{short_id(data.message.id)}]", style="dim")
+        if data.error is not None:
+            line.append(f"  {data.error.code}", style=style)
+        self._print(Text("  ").append_text(line))
+        if data.error is not None and data.error.code in REPAIR_CODES:
+            self.note("repaired: synthesized when a log cut by a crash was loaded", "yellow")
+        if event.surface_op != "append":
+            self.note("rewritten: replaces an earlier result on the surface")
+
+    def _turn_end(self, reason: TurnEndReason) -> None:
+        if reason.kind != "completed":
+            self.note(describe_reason(reason), "red" if reason.kind == "error" else "yellow")
+
+
+def message_preview(message: UserMessage, width: int = 60) -> str:
+    """The first line of a message's text, shortened, for one-line summaries."""
+    text = " ".join(block.text for block in message.content if isinstance(block, TextBlock))
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first if len(first) <= width else first[: width - 1] + "…"

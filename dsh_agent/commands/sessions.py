@@ -1,0 +1,250 @@
+"""``dsh sessions list|show|verify|fork|export``: the stored sessions, read from a store.
+
+Every action opens the store named by ``--store`` (default: ``dsh.db`` here) and loads
+sessions through it, so what they show is what an agent resuming the session would
+see: validated, and repaired if a crash cut the log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from rich.text import Text
+
+from dsh_agent.commands.failures import add_debug_argument
+from dsh_agent.commands.output import print_json, progress, stderr_console, stdout_console
+from dsh_agent.commands.rebuild import rebuild_requests, request_table
+from dsh_agent.commands.render import TranscriptPrinter, format_time, short_id
+from dsh_agent.commands.storage import add_json_argument, add_store_argument, read_session
+from dsh_agent.commands.summary import SessionSummary, summarize
+from dsh_llm.errors import DshError
+from dsh_session.errors import SessionError
+from dsh_session.header import SessionHeader
+from dsh_session.session import Session
+from dsh_session.stores import SessionStore, open_store
+
+Action = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
+
+HELP = "list, show, verify, fork or export stored sessions"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``sessions`` actions and their options."""
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    def action(name: str, help: str, run: Action, json_what: str | None) -> argparse.ArgumentParser:
+        sub = actions.add_parser(name, help=help, description=help)
+        add_debug_argument(sub)
+        add_store_argument(sub)
+        if json_what is not None:
+            add_json_argument(sub, json_what)
+        sub.set_defaults(action_run=run)
+        return sub
+
+    action("list", "list the stored sessions", _list, "an array of session summaries")
+    show = action("show", "show a session's transcript", _show, "the session's events (wire form)")
+    show.add_argument("id", help="the session id")
+    verify = action(
+        "verify", "validate a session's log and re-build every request", _verify, "the report"
+    )
+    verify.add_argument("id", help="the session id")
+    fork = action("fork", "start a new session from a prefix of one", _fork, "the new session")
+    fork.add_argument("id", help="the session to fork")
+    fork.add_argument(
+        "--at",
+        type=int,
+        metavar="SEQ",
+        help="the last event to keep (inclusive; between turns); default: the whole log",
+    )
+    export = action("export", "write a session's log in its wire form", _export, None)
+    export.add_argument("id", help="the session id")
+    export.add_argument(
+        "--format", choices=("jsonl",), default="jsonl", help="output format (default: jsonl)"
+    )
+    export.add_argument(
+        "--out", type=Path, metavar="FILE", help="write to FILE instead of standard output"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the chosen action."""
+    action: Action = args.action_run
+    return asyncio.run(action(args))
+
+
+# --- list ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Unloadable:
+    """A stored session that failed to load, listed with the reason."""
+
+    header: SessionHeader
+    problem: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.header.id, "createdAt": self.header.created_at, "error": self.problem}
+
+
+async def _summaries(store: SessionStore) -> list[SessionSummary | _Unloadable]:
+    """A summary of each stored session, oldest first; a session that cannot be loaded
+    is listed with the reason instead of failing the whole list."""
+    headers = await store.list_sessions()
+    results: list[SessionSummary | _Unloadable] = []
+    with progress("loading sessions") as status:
+        for number, header in enumerate(headers, start=1):
+            if status is not None:
+                status.update(f"loading session {number}/{len(headers)}")
+            try:
+                session, _ = await store.read(header.id)
+                results.append(summarize(session))
+            except SessionError as error:
+                results.append(_Unloadable(header, str(error)))
+    return results
+
+
+async def _list(args: argparse.Namespace) -> int:
+    async with open_store(args.store) as store:
+        summaries = await _summaries(store)
+    if args.json:
+        print_json([item.to_json() for item in summaries])
+        return 0
+    console = stdout_console()
+    if not summaries:
+        console.print(f"no sessions in {args.store}")
+        return 0
+    id_width = max(len(item.header.id) for item in summaries)
+    console.print(Text(f"sessions in {args.store}", style="bold"))
+    columns = f"{'id':<{id_width}}  {'created':<16}  {'turns':>5}  {'msgs':>5}  first prompt"
+    console.print(Text(columns, style="dim"), no_wrap=True, overflow="ellipsis")
+    for item in summaries:
+        start = (
+            f"{item.header.id:<{id_width}}  {format_time(item.header.created_at, seconds=False)}"
+        )
+        if isinstance(item, _Unloadable):
+            line = Text(start).append(f"  cannot load: {item.problem}", style="red")
+        else:
+            prompt = item.first_prompt
+            if item.header.parent_session is not None:
+                prompt = f"(fork of {short_id(item.header.parent_session)}) {prompt}"
+            line = Text(f"{start}  {item.turns:>5}  {item.messages:>5}  {prompt}")
+        console.print(line, no_wrap=True, overflow="ellipsis")
+    return 0
+
+
+# --- show ---------------------------------------------------------------------------------
+
+
+async def _show(args: argparse.Namespace) -> int:
+    async with open_store(args.store) as store:
+        session, _ = await read_session(store, args.id)
+    if args.json:
+        print_json([event.model_dump(mode="json") for event in session.events])
+        return 0
+    console = stdout_console()
+    header = session.header
+    title = Text.assemble(("session ", "bold"), (header.id, "bold"))
+    title.append(f"  created {format_time(header.created_at)}", style="dim")
+    if header.parent_session is not None:
+        title.append(f"  forked from {header.parent_session}", style="dim")
+    console.print(title)
+    TranscriptPrinter(console, live=False).print_events(session.events)
+    return 0
+
+
+# --- verify -------------------------------------------------------------------------------
+
+
+async def _verify(args: argparse.Namespace) -> int:
+    try:
+        async with open_store(args.store) as store:
+            session, report = await read_session(store, args.id)
+        with progress(f"re-building the requests of {session.id}"):
+            rebuilt = rebuild_requests(session.events)
+    except DshError as error:
+        if not args.json:
+            raise
+        print_json({"id": args.id, "valid": False, "error": str(error)})
+        return 1
+    notes = []
+    if report.torn_tail is not None:
+        notes.append(report.torn_tail.describe())
+    if report.repaired:
+        closers = sum(event.type != "session/end-seed" for event in report.appended)
+        notes.append(f"a crash had left a turn open; load closed it with {closers} event(s)")
+    if args.json:
+        print_json(
+            {
+                "id": session.id,
+                "valid": True,
+                "events": session.seq,
+                "turns": session.last_turn,
+                "repairs": notes,
+                "requests": [item.to_json() for item in rebuilt],
+            }
+        )
+        return 0
+    console = stdout_console()
+    console.print(
+        Text.assemble(
+            ("✓ ", "green"),
+            f"session {session.id}: the log is valid ({session.seq} events, "
+            f"{session.last_turn} turns); {len(rebuilt)} requests rebuilt from it",
+        )
+    )
+    for note in notes:
+        console.print(Text(f"  repaired on load: {note}", style="yellow"))
+    if rebuilt:
+        console.print(request_table(rebuilt))
+    return 0
+
+
+# --- fork ---------------------------------------------------------------------------------
+
+
+async def _fork(args: argparse.Namespace) -> int:
+    async with open_store(args.store) as store:
+        parent, _ = await read_session(store, args.id)
+        child = parent.fork(args.at)
+        store.attach(child)
+        await store.flush(child)
+    summary = summarize(child)
+    if args.json:
+        print_json(summary.to_json())
+        return 0
+    stdout_console().print(
+        f"forked {parent.id} (events 0..{(child.header.seed_length or 0) - 1}) "
+        f"into new session {child.id}"
+    )
+    return 0
+
+
+# --- export -------------------------------------------------------------------------------
+
+
+def _write_jsonl(session: Session, out: TextIO) -> None:
+    """The JSONL store's format: the header tagged ``"type": "session"``, then one
+    event per line, each in its wire form."""
+    header = {"type": "session", **session.header.model_dump(mode="json")}
+    out.write(json.dumps(header, ensure_ascii=False, separators=(",", ":")) + "\n")
+    for event in session.events:
+        out.write(event.model_dump_json() + "\n")
+
+
+async def _export(args: argparse.Namespace) -> int:
+    async with open_store(args.store) as store:
+        session, _ = await read_session(store, args.id)
+    if args.out is None:
+        _write_jsonl(session, sys.stdout)
+        return 0
+    with args.out.open("w", encoding="utf-8") as out:
+        _write_jsonl(session, out)
+    stderr_console().print(f"wrote {session.seq} events of {session.id} to {args.out}")
+    return 0

@@ -1,0 +1,66 @@
+"""The store options every store-reading command shares, and loading a session by id.
+
+The default store is the SQLite file ``dsh.db`` in the working directory: the file
+``dsh demo`` and ``dsh chat`` write, so ``dsh sessions ...`` finds their sessions
+without options.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from dsh_agent.commands.output import progress
+from dsh_llm.errors import DshError
+from dsh_session.errors import SessionCorruptError, SessionFormatError
+from dsh_session.session import Session
+from dsh_session.stores import LoadReport, SessionStore
+
+DEFAULT_STORE_URL = "sqlite:///dsh.db"
+"""Where sessions are kept unless ``--store`` says otherwise."""
+
+
+def add_store_argument(parser: argparse.ArgumentParser) -> None:
+    """``--store URL``, defaulting to :data:`DEFAULT_STORE_URL`."""
+    parser.add_argument(
+        "--store",
+        default=DEFAULT_STORE_URL,
+        metavar="URL",
+        help="session store: sqlite:///file.db, jsonl:///dir or memory:// "
+        f"(four slashes for an absolute path; default {DEFAULT_STORE_URL})",
+    )
+
+
+def add_json_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--json``: print ``what`` as JSON instead of a terminal rendering."""
+    parser.add_argument("--json", action="store_true", help=f"print {what} as JSON")
+
+
+class UnreadableSessionError(DshError):
+    """A stored session exists but cannot be loaded: its log is damaged or written in
+    a format this version cannot read. The message names the session."""
+
+
+async def load_session(store: SessionStore, session_id: str) -> Session:
+    """Load ``session_id`` to continue it (validated and, after a crash, repaired by the
+    store, which makes the repair durable), showing progress while a large log loads."""
+    with progress(f"loading session {session_id}"), _unreadable(store, session_id):
+        return await store.load(session_id)
+
+
+async def read_session(store: SessionStore, session_id: str) -> tuple[Session, LoadReport]:
+    """Read ``session_id`` for inspection: validated and repaired in memory only, so
+    a chat that is still writing the session is never disturbed."""
+    with progress(f"reading session {session_id}"), _unreadable(store, session_id):
+        return await store.read(session_id)
+
+
+@contextmanager
+def _unreadable(store: SessionStore, session_id: str) -> Iterator[None]:
+    try:
+        yield
+    except (SessionCorruptError, SessionFormatError) as error:
+        raise UnreadableSessionError(
+            f"session {session_id!r} in {store} cannot be loaded: {error}"
+        ) from error

@@ -1,0 +1,61 @@
+"""A session in one line: what ``sessions list`` shows and the demo's summary starts with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dsh_agent.commands.render import message_preview
+from dsh_llm.messages import UserMessage
+from dsh_llm.sources import UserSource
+from dsh_session.header import SessionHeader
+from dsh_session.session import Session
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """Counts and the first prompt of one session."""
+
+    header: SessionHeader
+    turns: int
+    """Turns started in the log (a fork counts its parent's)."""
+    messages: int
+    """Messages in the model-visible history."""
+    events: int
+    first_prompt: str
+    """The start of the first human prompt, or an empty string."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary in the CLI's JSON output: full ids, camelCase keys."""
+        value: dict[str, Any] = {
+            "id": self.header.id,
+            "createdAt": self.header.created_at,
+            "turns": self.turns,
+            "messages": self.messages,
+            "events": self.events,
+            "firstPrompt": self.first_prompt,
+        }
+        if self.header.parent_session is not None:
+            value["parentSession"] = self.header.parent_session
+            value["seedLength"] = self.header.seed_length
+        return value
+
+
+def summarize(session: Session) -> SessionSummary:
+    """Summarize ``session`` from its derived history and its log."""
+    history = session.derive_messages()
+    prompt = next(
+        (
+            message
+            for message in history
+            if isinstance(message, UserMessage) and isinstance(message.source, UserSource)
+        ),
+        None,
+    )
+    return SessionSummary(
+        header=session.header,
+        turns=session.last_turn,
+        messages=len(history),
+        events=session.seq,
+        first_prompt="" if prompt is None else message_preview(prompt),
+    )

@@ -1,0 +1,128 @@
+"""A tiny OpenAI-compatible chat server on 127.0.0.1, for driving ``dsh chat``.
+
+It answers every ``POST .../chat/completions`` with a streamed reply, one word per
+server-sent event, ``delay`` seconds apart, so a test can type or press Ctrl-C while
+the reply streams. The reply depends only on the last user message: ``count to N``
+is answered ``1 2 ... N``; anything else is echoed as ``You said: <text>``. Every
+request body is recorded. It runs in a thread, so a test can drive a subprocess
+with ordinary blocking calls.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+_COUNT = re.compile(r"count to (\d+)", re.IGNORECASE)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return " ".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
+def reply_to(body: dict[str, Any]) -> str:
+    """The reply the server streams for a request ``body``."""
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    last = _text_of(users[-1]["content"]) if users else ""
+    count = _COUNT.search(last)
+    if count:
+        return " ".join(str(number) for number in range(1, int(count.group(1)) + 1))
+    return f"You said: {last}"
+
+
+def _event(payload: object) -> bytes:
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    return f"data: {data}\n\n".encode()
+
+
+def _chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return _event(
+        {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": [choice],
+        }
+    )
+
+
+class FakeOpenAIServer(ThreadingHTTPServer):
+    """The server; ``requests`` holds every JSON body received, in order."""
+
+    daemon_threads = True
+
+    def __init__(self, delay: float) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.delay = delay
+        self.requests: list[dict[str, Any]] = []
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: FakeOpenAIServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: tests read their own output."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.requests.append(body)
+        if self.path != "/v1/chat/completions":
+            error = json.dumps({"error": {"message": f"no route {self.path}"}}).encode()
+            self.send_response(404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(error)))
+            self.end_headers()
+            self.wfile.write(error)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        model = body.get("model", "fake")
+        words = reply_to(body).split(" ")
+        events = [_chunk(model, {"role": "assistant", "content": ""})]
+        events += [
+            _chunk(model, {"content": word if index == 0 else f" {word}"})
+            for index, word in enumerate(words)
+        ]
+        events.append(_chunk(model, {}, "stop"))
+        usage = {"prompt_tokens": 7, "completion_tokens": len(words), "total_tokens": 7}
+        events.append(_event({"id": "chatcmpl-fake", "choices": [], "usage": usage}))
+        events.append(_event("[DONE]"))
+        try:
+            for event in events:
+                time.sleep(self.server.delay)
+                self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client cancelled the stream
+
+
+@contextmanager
+def fake_openai_server(delay: float = 0.0) -> Iterator[FakeOpenAIServer]:
+    """Serve in a background thread for the duration of the block."""
+    server = FakeOpenAIServer(delay)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

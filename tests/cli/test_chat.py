@@ -1,0 +1,115 @@
+"""``dsh chat`` with piped input, against a local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from cli.openai_server import FakeOpenAIServer, fake_openai_server
+from cli.runner import Dsh
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with fake_openai_server() as running:
+        yield running
+
+
+def chat(dsh: Dsh, server: FakeOpenAIServer, lines: str, *options: str) -> tuple[str, str, int]:
+    result = dsh.run(
+        "chat",
+        "--provider",
+        "openai",
+        "--model",
+        "fake-model",
+        "--base-url",
+        server.base_url,
+        "--api-key-env",
+        "FAKE_API_KEY",
+        *options,
+        input=lines,
+        env={"FAKE_API_KEY": "not-a-secret"},
+    )
+    return result.stdout, result.stderr, result.returncode
+
+
+def session_of(notes: str) -> str:
+    match = re.search(r"(?:new|resumed) session (\S+?)[:\s]", notes)
+    assert match is not None, notes
+    return match.group(1)
+
+
+def test_each_line_is_a_prompt_and_each_reply_is_printed(
+    dsh: Dsh, server: FakeOpenAIServer
+) -> None:
+    replies, notes, status = chat(dsh, server, "hello there\ncount to 3\n")
+    assert status == 0, notes
+    assert replies == "You said: hello there\n1 2 3\n"
+    assert len(server.requests) == 2
+    second = server.requests[1]
+    assert second["model"] == "fake-model"
+    assert [message["role"] for message in second["messages"]] == ["user", "assistant", "user"]
+    assert second["messages"][1]["content"] == "You said: hello there"
+    summary = next(s for s in dsh.json("sessions", "list") if s["id"] == session_of(notes))
+    assert summary["turns"] == 2
+
+
+def test_a_session_is_resumed_with_its_history(dsh: Dsh, server: FakeOpenAIServer) -> None:
+    _, notes, _ = chat(dsh, server, "first\n")
+    session_id = session_of(notes)
+    replies, resumed_notes, status = chat(dsh, server, "second\n", "--session", session_id)
+    assert status == 0, resumed_notes
+    assert replies == "You said: second\n"
+    assert f"resumed session {session_id}: 1 turns, 2 messages" in resumed_notes
+    contents = [message["content"] for message in server.requests[-1]["messages"]]
+    assert contents == ["first", "You said: first", "second"]
+    events = dsh.json("sessions", "show", session_id)
+    assert [e["data"]["turn"] for e in events if e["type"] == "turn/start"] == [1, 2]
+
+
+def test_inject_adds_context_without_starting_a_turn(dsh: Dsh, server: FakeOpenAIServer) -> None:
+    replies, notes, status = chat(dsh, server, "/inject the user is in Lisbon\nhello\n")
+    assert status == 0, notes
+    assert replies == "You said: hello\n"
+    (request,) = server.requests
+    assert [message["content"] for message in request["messages"]] == [
+        "the user is in Lisbon",
+        "hello",
+    ]
+    events = dsh.json("sessions", "show", session_of(notes))
+    context = next(e["data"] for e in events if e["type"] == "user/message")
+    assert context["source"] == {"kind": "plugin", "plugin": "dsh-chat"}
+
+
+def test_a_failed_turn_makes_the_exit_status_non_zero(dsh: Dsh, server: FakeOpenAIServer) -> None:
+    result = dsh.run(
+        *("chat", "--provider", "openai", "--model", "m", "--api-key-env", "FAKE_API_KEY"),
+        *("--base-url", server.base_url.replace("/v1", "/nowhere")),
+        input="hello\n",
+        env={"FAKE_API_KEY": "not-a-secret"},
+    )
+    assert result.returncode == 1
+    assert "dsh: turn 1 error" in result.stderr
+    assert "404" in result.stderr
+
+
+def test_a_missing_api_key_is_one_line_and_non_zero(dsh: Dsh) -> None:
+    result = dsh.run(
+        *("chat", "--provider", "anthropic", "--model", "m", "--api-key-env", "NO_SUCH_KEY"),
+        input="hello\n",
+    )
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1
+    assert "NO_SUCH_KEY" in result.stderr
+
+
+def test_resuming_an_unknown_session_is_one_line_and_non_zero(
+    dsh: Dsh, server: FakeOpenAIServer
+) -> None:
+    _, notes, status = chat(dsh, server, "hello\n", "--session", "no-such-session")
+    assert status == 1
+    assert notes.count("\n") == 1
+    assert "no-such-session" in notes
+    assert server.requests == []
