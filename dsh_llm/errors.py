@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dsh_llm.stream import LlmFailure
+
 
 class DshError(Exception):
     """Root of every error dsh raises on purpose (malformed values raise pydantic's
@@ -9,4 +14,10 @@ class DshError(Exception):
 
 
 class LlmError(DshError):
-    """An error of the message vocabulary or of a model adapter."""
+    """An error of the message vocabulary or of a model adapter. When it stands for a
+    model failure, ``failure`` carries the provider-neutral facts, and a turn that ends
+    because of it reports them instead of a generic ``UNKNOWN``."""
+
+    def __init__(self, message: str, *, failure: LlmFailure | None = None) -> None:
+        super().__init__(message)
+        self.failure = failure

@@ -8,6 +8,7 @@ from pydantic import Field, TypeAdapter
 
 from dsh_llm._model import DshModel, SerializedByMemberType, optional
 from dsh_llm.content import ContentBlock
+from dsh_llm.errors import LlmError
 from dsh_llm.frozen_json import FrozenJson
 from dsh_llm.ids import CallIdField
 
@@ -41,8 +42,11 @@ class LlmFailure(DshModel):
 
     @classmethod
     def from_exception(cls, error: BaseException) -> LlmFailure:
-        """The failure an unexpected exception stands for (code ``UNKNOWN``), so that
-        an adapter's or model function's crash can end its stream as ``finish {error}``."""
+        """The failure an exception stands for, so that an adapter's or model function's
+        crash can end its stream as ``finish {error}``: an :class:`LlmError` keeps the
+        failure it carries; anything else is code ``UNKNOWN``."""
+        if isinstance(error, LlmError) and error.failure is not None:
+            return error.failure
         detail = str(error)
         message = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
         return cls(message=message, code="UNKNOWN")

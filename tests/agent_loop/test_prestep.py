@@ -9,7 +9,7 @@ import pytest
 
 from dsh_agent import Enter, PreStep, Reject
 from dsh_agent.prestep import CallNext
-from dsh_llm import LlmFailure, create_user_message
+from dsh_llm import LlmError, LlmFailure, create_user_message
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import ErrorReason, Session
 from dsh_session.stores import MemorySessionStore
@@ -97,6 +97,22 @@ async def test_a_failing_handler_ends_the_turn_with_an_error_and_drops_the_batch
     assert not any(e.type == "agent/inbox/spliced" and e.data.outcome for e in agent.session.events)
     assert agent.inbox.next_turn == (queued,)  # the driver stopped; queued work waits
     assert adapter.requests == []
+
+
+async def test_a_handler_raising_an_llm_error_keeps_its_failure_facts(
+    make_agent: AgentFactory,
+) -> None:
+    agent = make_agent(ScriptedAdapter(["never"]))
+    failure = LlmFailure(message="quota exhausted", code="RATE_LIMITED", status=429)
+
+    async def rate_limited(step: PreStep, call_next: CallNext) -> Enter | Reject:
+        raise LlmError("moderation provider refused", failure=failure)
+
+    agent.on_pre_step(rate_limited)
+    agent.followup(fixed("m1", "hi"))
+    await agent.when_idle()
+
+    assert turn_ends(agent) == [ErrorReason(error=failure)]
 
 
 async def test_a_handler_returning_something_else_is_a_failure(make_agent: AgentFactory) -> None:
