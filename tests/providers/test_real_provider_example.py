@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from datetime import date
 from pathlib import Path
 
 from providers.frames import CHAT_DONE, chat_chunk
@@ -19,13 +18,13 @@ EXAMPLE = ROOT / "examples" / "real_provider.py"
 async def test_example_answers_with_its_tool(stub: StubServer) -> None:
     call = {
         "index": 0,
-        "id": "call_days",
+        "id": "call_add",
         "type": "function",
-        "function": {"name": "days_until", "arguments": '{"day": "2030-01-01"}'},
+        "function": {"name": "add", "arguments": '{"a": 1234, "b": 4321}'},
     }
     stub.script(
         sse_reply([chat_chunk({"tool_calls": [call]}, finish_reason="tool_calls"), CHAT_DONE]),
-        sse_reply([chat_chunk({"content": "Plenty of days."}, finish_reason="stop"), CHAT_DONE]),
+        sse_reply([chat_chunk({"content": "It is 5555."}, finish_reason="stop"), CHAT_DONE]),
     )
     environment = {
         **os.environ,
@@ -33,8 +32,6 @@ async def test_example_answers_with_its_tool(stub: StubServer) -> None:
         "DEEPSEEK_BASE_URL": stub.url,
         "PYTHONPATH": str(ROOT),  # this checkout's packages, however they are installed
     }
-    before = (date(2030, 1, 1) - date.today()).days
-
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         str(EXAMPLE),
@@ -45,13 +42,19 @@ async def test_example_answers_with_its_tool(stub: StubServer) -> None:
     stdout, stderr = await asyncio.wait_for(process.communicate(), 60)
 
     assert process.returncode == 0, stderr.decode()
-    assert stdout.decode().strip() == "Plenty of days."
+    assert stdout.decode().strip() == "It is 5555."
     first, second = stub.requests
     assert first.path == "/chat/completions"
     assert first.headers["authorization"] == "Bearer sk-test"
     [schema] = first.body["tools"]
-    assert schema["function"]["name"] == "days_until"
-    assert schema["function"]["parameters"]["properties"]["day"]["type"] == "string"
+    assert schema["function"]["name"] == "add"
+    assert schema["function"]["parameters"]["properties"]["a"]["type"] == "integer"
     tool_message = second.body["messages"][-1]
     assert tool_message["role"] == "tool"
-    assert int(tool_message["content"]) in (before, (date(2030, 1, 1) - date.today()).days)
+    assert tool_message["content"] == "5555"
+
+
+def test_the_readme_shows_the_example_as_it_is() -> None:
+    code = EXAMPLE.read_text(encoding="utf-8")
+    program = code[code.index("import asyncio") :]
+    assert program in (ROOT / "README.md").read_text(encoding="utf-8")
