@@ -211,7 +211,9 @@ class Session:
         if source_event_seqs is not None:
             fields["sourceEventSeqs"] = tuple(source_event_seqs)
         try:
-            return event_class.model_validate(fields)
+            # The concrete class's validator directly: the same validation without
+            # BaseModel.model_validate's Python wrapper, on every append.
+            return event_class.__pydantic_validator__.validate_python(fields)  # type: ignore[no-any-return]
         except ValidationError as error:
             first = error.errors()[0]
             field = ".".join(str(part) for part in first["loc"])
