@@ -11,6 +11,7 @@ from dsh_llm import (
     create_user_message,
 )
 from dsh_session.session import Session
+from dsh_session.stores import SessionStore
 
 MODEL = {"provider": "test", "model": "scripted"}
 
@@ -118,3 +119,14 @@ def interrupted_turn(session: Session) -> tuple[str, str]:
     request_tools(session, turn, 1, [started, unstarted])
     start_tool(session, turn, 1, started)
     return started, unstarted
+
+
+async def store_completed_turn(store: SessionStore) -> Session:
+    """A new session holding one completed turn, flushed to ``store`` and detached from
+    it, so that the test can load it back."""
+    session = Session.create()
+    store.attach(session)
+    complete_turn(session)
+    await store.flush(session)
+    store.detach(session)
+    return session

@@ -16,7 +16,7 @@ from dsh_session.errors import StoreError
 from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
 
-from .scenarios import complete_turn
+from .scenarios import complete_turn, store_completed_turn
 
 
 async def _assert_durable(store: SessionStore, session: Session) -> None:
@@ -180,11 +180,7 @@ async def test_a_failed_repair_write_fails_the_load_and_the_next_load_repairs_ag
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = JsonlSessionStore(tmp_path)
-    session = Session.create()
-    store.attach(session)
-    complete_turn(session)
-    await store.flush(session)
-    store.detach(session)
+    session = await store_completed_turn(store)
     monkeypatch.setattr(os, "fsync", _FailingOnce(os.fsync))
 
     with pytest.raises(StoreError, match="could not write"):

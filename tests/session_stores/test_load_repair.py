@@ -7,7 +7,7 @@ from dsh_session.events import InterruptedReason, ToolResultEvent, TurnEndEvent
 from dsh_session.session import Session
 
 from .conftest import StoreFactory
-from .scenarios import complete_turn, interrupted_turn
+from .scenarios import complete_turn, interrupted_turn, store_completed_turn
 
 OUTCOME_UNKNOWN_TEXT = (
     "The tool call was interrupted after it was recorded, but no result was durably "
@@ -107,11 +107,7 @@ async def test_a_repaired_session_continues_with_the_next_turn(open_store: Store
 
 async def test_a_balanced_log_is_not_repaired(open_store: StoreFactory) -> None:
     store = open_store()
-    session = Session.create()
-    store.attach(session)
-    complete_turn(session)
-    await store.flush(session)
-    store.detach(session)
+    session = await store_completed_turn(store)
 
     loaded = await store.load(session.id)
 

@@ -13,7 +13,7 @@ from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore, SessionNotFoundError, SqliteSessionStore
 
 from .conftest import DurableStoreClass, StoreFactory
-from .scenarios import complete_turn
+from .scenarios import complete_turn, store_completed_turn
 
 
 def _message_ids(session: Session) -> list[str]:
@@ -70,11 +70,7 @@ async def test_load_appends_end_seed_only_when_the_log_does_not_end_with_one(
     open_store: StoreFactory,
 ) -> None:
     store = open_store()
-    session = Session.create()
-    store.attach(session)
-    complete_turn(session)
-    await store.flush(session)
-    store.detach(session)
+    session = await store_completed_turn(store)
 
     first = await store.load(session.id)
     store.detach(first)
@@ -89,11 +85,7 @@ async def test_events_appended_after_a_load_are_flushed_after_the_stored_ones(
     open_store: StoreFactory,
 ) -> None:
     store = open_store()
-    session = Session.create()
-    store.attach(session)
-    complete_turn(session)
-    await store.flush(session)
-    store.detach(session)
+    session = await store_completed_turn(store)
 
     loaded = await store.load(session.id)
     complete_turn(loaded)

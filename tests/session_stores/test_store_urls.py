@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from dsh_session.errors import StoreError
-from dsh_session.session import Session
 from dsh_session.stores import (
     JsonlSessionStore,
     MemorySessionStore,
@@ -16,15 +15,11 @@ from dsh_session.stores import (
     open_store,
 )
 
-from .scenarios import complete_turn
+from .scenarios import store_completed_turn
 
 
 async def _round_trip(store: SessionStore, reopened: SessionStore) -> None:
-    session = Session.create()
-    store.attach(session)
-    complete_turn(session)
-    await store.flush(session)
-    store.detach(session)
+    session = await store_completed_turn(store)
     loaded = await reopened.load(session.id)
     assert list(loaded.events[: session.seq]) == list(session.events)
 
