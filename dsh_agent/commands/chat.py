@@ -105,5 +105,9 @@ async def _chat(args: argparse.Namespace) -> int:
             store=store,
         )
         if sys.stdin.isatty():
-            return await TerminalChat(agent, stdout_console()).run()
-        return await chat_from_lines(agent, sys.stdin)
+            status = await TerminalChat(agent, stdout_console()).run()
+        else:
+            status = await chat_from_lines(agent, sys.stdin)
+        if not session.seq:  # nothing was said: leave no empty session behind
+            store.detach(session)
+        return status

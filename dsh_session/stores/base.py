@@ -146,10 +146,11 @@ class SessionStore(ABC):
 
     def detach(self, session: Session) -> None:
         """Stop persisting ``session``. Refused while some of its events are not durable
-        (flush first), because detaching would silently drop them from the store."""
+        (flush first), because detaching would silently drop them from the store. A
+        session with no events yet may be detached unstored: nothing is lost."""
         tracked = self._tracked_for(session)
         pending = session.seq - tracked.durable
-        if pending or not tracked.stored:
+        if pending:
             raise StoreError(
                 f"session {session.id!r} has {pending} event(s) not yet durable "
                 f"(from seq {tracked.durable}); flush it before detaching"

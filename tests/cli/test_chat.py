@@ -56,6 +56,12 @@ def test_each_line_is_a_prompt_and_each_reply_is_printed(
     assert summary["turns"] == 2
 
 
+def test_a_chat_with_no_prompt_stores_no_session(dsh: Dsh, server: FakeOpenAIServer) -> None:
+    _, notes, status = chat(dsh, server, "")
+    assert status == 0, notes
+    assert dsh.json("sessions", "list") == []
+
+
 def test_a_session_is_resumed_with_its_history(dsh: Dsh, server: FakeOpenAIServer) -> None:
     _, notes, _ = chat(dsh, server, "first\n")
     session_id = session_of(notes)

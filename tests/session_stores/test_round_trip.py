@@ -183,6 +183,20 @@ async def test_detach_refuses_to_drop_events_that_are_not_durable(
     store.detach(session)
 
 
+async def test_an_empty_session_detached_unflushed_is_never_stored(
+    durable_store: StoreFactory,
+) -> None:
+    store = durable_store()
+    session = Session.create()
+    store.attach(session)
+
+    store.detach(session)
+    await store.close()
+
+    async with durable_store() as reopened:
+        assert await reopened.list_sessions() == []
+
+
 async def test_a_second_object_with_an_attached_id_is_refused(open_store: StoreFactory) -> None:
     store = open_store()
     store.attach(Session.create("same"))
@@ -202,6 +216,7 @@ async def test_a_new_session_reusing_a_stored_id_is_refused_and_stays_queued(
     store.detach(original)
     impostor = Session.create("taken")
     store.attach(impostor)
+    complete_turn(impostor)
 
     with pytest.raises(StoreError, match="already exists"):
         await store.flush(impostor)
