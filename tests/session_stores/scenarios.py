@@ -130,3 +130,11 @@ async def store_completed_turn(store: SessionStore) -> Session:
     await store.flush(session)
     store.detach(session)
     return session
+
+
+async def loads_back(store: SessionStore, session: Session) -> Session:
+    """Load ``session`` through ``store`` and check that the stored prefix is exactly
+    the events it was given; return the loaded session."""
+    loaded = await store.load(session.id)
+    assert list(loaded.events[: session.seq]) == list(session.events)
+    return loaded

@@ -16,13 +16,12 @@ from dsh_session.errors import StoreError
 from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
 
-from .scenarios import complete_turn, store_completed_turn
+from .scenarios import complete_turn, loads_back, store_completed_turn
 
 
 async def _assert_durable(store: SessionStore, session: Session) -> None:
     """A new store object loads exactly the events of ``session`` plus end-seed."""
-    loaded = await store.load(session.id)
-    assert list(loaded.events[: session.seq]) == list(session.events)
+    loaded = await loads_back(store, session)
     assert [event.type for event in loaded.events[session.seq :]] == ["session/end-seed"]
 
 

@@ -17,7 +17,7 @@ from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
 
 from .conftest import StoreFactory
-from .scenarios import complete_turn
+from .scenarios import complete_turn, loads_back
 
 Tamper = Callable[[list[dict[str, object]]], None]
 """Changes a stored log given as its header followed by its events (wire JSON)."""
@@ -204,6 +204,4 @@ async def test_sqlite_shares_its_file_with_other_tables(tmp_path: Path) -> None:
     complete_turn(session)
     await store.close()
 
-    loaded = await SqliteSessionStore(path).load(session.id)
-
-    assert list(loaded.events[: session.seq]) == list(session.events)
+    await loads_back(SqliteSessionStore(path), session)

@@ -13,7 +13,7 @@ from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore, SessionNotFoundError, SqliteSessionStore
 
 from .conftest import DurableStoreClass, StoreFactory
-from .scenarios import complete_turn, store_completed_turn
+from .scenarios import complete_turn, loads_back, store_completed_turn
 
 
 def _message_ids(session: Session) -> list[str]:
@@ -105,9 +105,7 @@ async def test_attach_counts_events_appended_before_it(open_store: StoreFactory)
     await store.flush(session)
     store.detach(session)
 
-    loaded = await open_store().load(session.id)
-
-    assert list(loaded.events[: session.seq]) == list(session.events)
+    await loads_back(open_store(), session)
 
 
 async def test_flush_writes_each_event_once_and_nothing_when_nothing_is_pending(
@@ -245,8 +243,7 @@ async def test_close_flushes_pending_events(durable_store: StoreFactory) -> None
 
     with pytest.raises(StoreError, match="closed"):
         await store.flush(session)
-    loaded = await durable_store().load(session.id)
-    assert list(loaded.events[: session.seq]) == list(session.events)
+    await loads_back(durable_store(), session)
 
 
 def _queue_prompts(session: Session, count: int) -> None:
@@ -273,8 +270,7 @@ async def test_small_batches_are_written_inline_and_large_ones_on_a_thread(
     await store.close()
 
     assert store.stats.threaded_writes == 1
-    loaded = await durable_store_class(tmp_path / "store").load(session.id)
-    assert list(loaded.events[: session.seq]) == list(session.events)
+    await loads_back(durable_store_class(tmp_path / "store"), session)
 
 
 async def test_concurrent_flushes_write_every_event_exactly_once(
@@ -293,8 +289,7 @@ async def test_concurrent_flushes_write_every_event_exactly_once(
     await store.close()
 
     assert store.stats.events_written == session.seq == 60
-    loaded = await durable_store_class(tmp_path / "store").load(session.id)
-    assert list(loaded.events[: session.seq]) == list(session.events)
+    await loads_back(durable_store_class(tmp_path / "store"), session)
 
 
 async def test_a_cancelled_flush_does_not_write_its_batch_twice(
@@ -315,8 +310,7 @@ async def test_a_cancelled_flush_does_not_write_its_batch_twice(
     await store.close()
 
     assert store.stats.events_written == session.seq
-    loaded = await durable_store_class(tmp_path / "store").load(session.id)
-    assert list(loaded.events[: session.seq]) == list(session.events)
+    await loads_back(durable_store_class(tmp_path / "store"), session)
 
 
 async def test_listing_skips_files_that_are_not_readable_sessions(

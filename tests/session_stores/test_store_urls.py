@@ -15,13 +15,12 @@ from dsh_session.stores import (
     open_store,
 )
 
-from .scenarios import store_completed_turn
+from .scenarios import loads_back, store_completed_turn
 
 
 async def _round_trip(store: SessionStore, reopened: SessionStore) -> None:
     session = await store_completed_turn(store)
-    loaded = await reopened.load(session.id)
-    assert list(loaded.events[: session.seq]) == list(session.events)
+    await loads_back(reopened, session)
 
 
 async def test_sqlite_url_with_a_relative_path_is_relative_to_the_working_directory(
