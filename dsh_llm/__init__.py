@@ -21,7 +21,16 @@ from dsh_llm.create import (
     replace_content,
 )
 from dsh_llm.errors import DshError, LlmError
-from dsh_llm.frozen_json import FrozenDict, FrozenJson, JsonValueError, freeze_json, thaw_json
+from dsh_llm.frozen_json import (
+    JSON_INT_MAX,
+    JSON_INT_MIN,
+    MAX_JSON_DEPTH,
+    FrozenDict,
+    FrozenJson,
+    JsonValueError,
+    freeze_json,
+    thaw_json,
+)
 from dsh_llm.ids import CallId, MessageId, new_message_id
 from dsh_llm.messages import (
     AssistantMessage,
@@ -80,6 +89,9 @@ __all__ = [
     "FinishReason",
     "FinishReasonAdapter",
     "FrozenDict",
+    "JSON_INT_MAX",
+    "JSON_INT_MIN",
+    "MAX_JSON_DEPTH",
     "FrozenJson",
     "GenerateRequest",
     "HistoryAdapter",

@@ -4,13 +4,16 @@ It fixes the wire conventions once (camelCase aliases on the wire, snake_case in
 Python, both accepted on input, unset optionals omitted) and closes the public
 Pydantic paths that could yield a mutable or silently re-identified value:
 ``model_copy`` with updates and ``model_construct`` (which skips validation).
+It also refuses at validation what could not be stored: text with lone surrogates and
+non-finite floats, in every field of every dsh model.
 """
 
 from __future__ import annotations
 
-from typing import Any, Self, cast
+import sys
+from typing import Any, NoReturn, Self, cast
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import core_schema
 
@@ -51,7 +54,28 @@ class DshModel(BaseModel):
         serialize_by_alias=True,
         revalidate_instances="subclass-instances",
         cache_strings="keys",
+        # Any length bound makes pydantic-core read each string as UTF-8, which refuses
+        # lone surrogates (``string_unicode``, naming the field) in Rust at no extra pass;
+        # this bound is never reached.
+        str_max_length=sys.maxsize,
+        # inf/nan would be dumped as null and read back as something else.
+        allow_inf_nan=False,
     )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_"):
+            self._refuse_internal(name)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name.startswith("_"):
+            self._refuse_internal(name)
+        super().__delattr__(name)
+
+    def _refuse_internal(self, name: str) -> NoReturn:
+        """Pydantic lets underscore names (``__pydantic_extra__``...) be set on a frozen
+        model; that would change a value behind its id."""
+        raise TypeError(f"{type(self).__name__} is immutable; {name!r} cannot be changed")
 
     def model_copy(self, *, update: Any = None, deep: bool = False) -> Self:
         """Return ``self``: a frozen value needs no copy. Updates are refused
@@ -87,8 +111,17 @@ class OpenDshModel(DshModel):
     # thaws it back to plain JSON when dumping, with no Python pass over the model.
     __pydantic_extra__: dict[str, FrozenJson] = Field(init=False)
 
+    @model_validator(mode="after")
+    def _freeze_extras(self) -> Self:
+        # pydantic-core collects the unknown fields in a plain dict; swap in a
+        # read-only one so they cannot be rewritten behind the value's id.
+        extra = self.__pydantic_extra__
+        if type(extra) is not FrozenDict:
+            object.__setattr__(self, "__pydantic_extra__", FrozenDict(extra or ()))
+        return self
+
     @property
     def model_extra(self) -> FrozenDict | None:
         """The unknown fields, as a read-only mapping."""
-        extra = self.__pydantic_extra__
-        return None if extra is None else FrozenDict(extra)
+        extra: FrozenDict | None = self.__pydantic_extra__  # type: ignore[assignment]
+        return extra

@@ -7,6 +7,7 @@ from typing import Annotated, Literal, Self, TypeAlias
 from pydantic import Field, TypeAdapter, model_validator
 
 from dsh_llm._model import DshModel, SerializedByMemberType, optional
+from dsh_llm.frozen_json import MAX_JSON_DEPTH
 from dsh_llm.ids import CallIdField
 
 
@@ -70,6 +71,24 @@ class ToolResultBlock(DshModel):
     """What the tool returned."""
     is_error: bool = False
     """True when the call failed; always written on the wire."""
+
+    @model_validator(mode="after")
+    def _nesting_fits(self) -> Self:
+        # A message's content, as JSON, holds at most MAX_JSON_DEPTH levels: each
+        # tool-result level adds two (its object and its content array), plus the
+        # innermost block and the message's own content array.
+        if 2 * _tool_result_levels(self) + 2 > MAX_JSON_DEPTH:
+            raise ValueError(
+                f"tool-result blocks nest deeper than MAX_JSON_DEPTH={MAX_JSON_DEPTH} "
+                "levels of JSON"
+            )
+        return self
+
+
+def _tool_result_levels(block: ToolResultBlock) -> int:
+    """How many tool-result blocks nest here, this one included."""
+    inner = [_tool_result_levels(item) for item in block.content if type(item) is ToolResultBlock]
+    return 1 + max(inner, default=0)
 
 
 ContentBlock: TypeAlias = Annotated[

@@ -3,12 +3,14 @@
 Free-form JSON (``replayState``, extra source fields, tool ``meta``) is stored
 deep-frozen so that nobody holding a message can change what its id names: objects
 become :class:`FrozenDict`, arrays become tuples, and only lossless JSON is accepted
-(string keys, finite numbers, no cycles, no other objects). Dumping gives plain JSON.
+(string keys, finite numbers, no cycles, no other objects) and only what every store
+can write and read back equal (see :func:`freeze_json`). Dumping gives plain JSON.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeAlias
 
@@ -18,28 +20,61 @@ from pydantic_core import core_schema
 
 JsonScalar: TypeAlias = bool | int | float | str | None
 
+MAX_JSON_DEPTH = 64
+"""How many levels of arrays/objects one JSON field may nest: a free-form JSON value
+counting from the value itself, or a message's content counting from its array. With
+the at most six levels of an event's envelope around it, every stored line stays far
+below the shallowest parser dsh uses (pydantic-core reads 201 levels), and Python's
+recursion limit (docs/decisions/2026-12-02-storable-values.md)."""
+
+JSON_INT_MIN = -(2**63)
+JSON_INT_MAX = 2**64 - 1
+"""The integers a JSON value may hold: the signed and unsigned 64-bit ranges, which
+every mainstream JSON reader (SQLite's JSON1, Go, Rust, the TypeScript harness for
+ids) reads back exactly. Python reads bigger ones only up to a process-wide digit
+limit, so they are refused instead of written and then found unreadable."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate_at(text: str) -> int | None:
+    """The index of the first lone UTF-16 surrogate in ``text`` (such text cannot be
+    written as UTF-8 JSON), or ``None``. Pure ASCII is answered without a scan."""
+    if text.isascii():
+        return None
+    found = _SURROGATE.search(text)
+    return None if found is None else found.start()
+
 
 class FrozenDict(dict[str, Any]):
     """A read-only, hashable JSON object. Build one with :func:`freeze_json`.
 
     It is a ``dict`` subclass so that serializers and ``==`` treat it as a plain
-    JSON object, but every mutating method raises ``TypeError``.
+    JSON object, but every mutating method raises ``TypeError``, including a second
+    ``__init__`` call that would refill it.
     """
 
-    __slots__ = ("_hash",)
+    __slots__ = ("_filled", "_hash")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if hasattr(self, "_filled"):
+            self._refuse()
+        object.__setattr__(self, "_filled", True)
+        dict.__init__(self, *args, **kwargs)
 
     def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
         raise TypeError("FrozenDict is immutable: JSON inside a dsh message cannot change")
 
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse
-    __ior__ = _refuse
+    __ior__ = __setattr__ = __delattr__ = _refuse
 
     def __hash__(self) -> int:  # type: ignore[override]
         try:
             return self._hash
         except AttributeError:
-            self._hash: int = hash(frozenset(self.items()))
-            return self._hash
+            value = hash(frozenset(self.items()))
+            object.__setattr__(self, "_hash", value)
+            return value
 
     def __copy__(self) -> FrozenDict:
         return self
@@ -55,55 +90,118 @@ class FrozenDict(dict[str, Any]):
 
 
 def _frozen_dict_from_items(items: tuple[tuple[str, Any], ...]) -> FrozenDict:
-    frozen = FrozenDict()
-    for key, value in items:
-        dict.__setitem__(frozen, key, value)
-    return frozen
+    return FrozenDict(items)
 
 
 FrozenJsonValue: TypeAlias = JsonScalar | tuple["FrozenJsonValue", ...] | FrozenDict
 
 
 class JsonValueError(ValueError):
-    """A value that is not lossless JSON; the message names the path to it."""
+    """A value that is not lossless, storable JSON; the message names the path to it."""
+
+
+class _Refused(Exception):
+    """Raised inside the walk; each enclosing level adds its key on the way out, so
+    no path string is built for values that are fine."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.parts: list[str] = []
 
 
 def freeze_json(value: object) -> FrozenJsonValue:
     """Return a deep-frozen, detached copy of a JSON value, or raise
-    :class:`JsonValueError` naming the first offending path."""
-    return _freeze(value, "$", set())
+    :class:`JsonValueError` naming the first offending path.
+
+    Accepted values are exactly those every store writes and reads back equal:
+    strings without lone surrogates, integers in ``JSON_INT_MIN..JSON_INT_MAX``,
+    finite floats, string keys, at most :data:`MAX_JSON_DEPTH` levels. Subclasses of
+    ``str``/``int``/``float`` become the plain builtin, so no custom ``__eq__``
+    survives inside a message."""
+    try:
+        return _freeze(value, 1)
+    except _Refused as refused:
+        path = "$" + "".join(reversed(refused.parts))
+        raise JsonValueError(f"{path}: {refused.reason}") from None
 
 
-def _freeze(value: object, path: str, active: set[int]) -> FrozenJsonValue:
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise JsonValueError(f"{path}: {value!r} is not a finite JSON number")
-        return float(value)
-    if isinstance(value, Mapping):
-        marker = id(value)
-        if marker in active:
-            raise JsonValueError(f"{path}: the value contains a cycle")
-        active.add(marker)
-        frozen = FrozenDict()
-        for key, item in value.items():
+def _freeze(value: object, depth: int) -> FrozenJsonValue:
+    kind = type(value)
+    if kind is str:
+        _check_text(value)  # type: ignore[arg-type]
+        return value  # type: ignore[return-value]
+    if value is None or kind is bool:
+        return value  # type: ignore[return-value]
+    if kind is int:
+        if not JSON_INT_MIN <= value <= JSON_INT_MAX:  # type: ignore[operator]
+            raise _Refused(
+                f"an integer of {value.bit_length()} bits is outside the 64-bit range "  # type: ignore[attr-defined]
+                "that JSON keeps exactly"
+            )
+        return value  # type: ignore[return-value]
+    if kind is float:
+        if not math.isfinite(value):  # type: ignore[arg-type]
+            raise _Refused(f"{value!r} is not a finite JSON number")
+        return value  # type: ignore[return-value]
+    if isinstance(value, (Mapping, list, tuple)):
+        if depth > MAX_JSON_DEPTH:
+            raise _Refused(
+                f"JSON nests deeper than MAX_JSON_DEPTH={MAX_JSON_DEPTH} levels "
+                "(or contains a cycle)"
+            )
+        if isinstance(value, Mapping):
+            return _freeze_object(value, depth)
+        return _freeze_array(value, depth)
+    if isinstance(value, (str, int, float)):
+        return _freeze(_as_builtin(value), depth)
+    raise _Refused(f"{kind.__name__} is not a JSON value")
+
+
+def _freeze_object(value: Mapping[Any, Any], depth: int) -> FrozenDict:
+    frozen = FrozenDict()
+    for key, item in value.items():
+        if type(key) is not str:
             if not isinstance(key, str):
-                raise JsonValueError(f"{path}: object key {key!r} is not a string")
-            dict.__setitem__(frozen, key, _freeze(item, f"{path}.{key}", active))
-        active.discard(marker)
-        return frozen
-    if isinstance(value, (list, tuple)):
-        marker = id(value)
-        if marker in active:
-            raise JsonValueError(f"{path}: the value contains a cycle")
-        active.add(marker)
-        items = tuple(_freeze(item, f"{path}[{i}]", active) for i, item in enumerate(value))
-        active.discard(marker)
-        return items
-    raise JsonValueError(f"{path}: {type(value).__name__} is not a JSON value")
+                raise _Refused(f"object key {key!r} is not a string")
+            key = str.__str__(key)
+        if lone_surrogate_at(key) is not None:
+            raise _Refused(f"object key {key!r} has a lone surrogate, which JSON cannot hold")
+        try:
+            dict.__setitem__(frozen, key, _freeze(item, depth + 1))
+        except _Refused as refused:
+            refused.parts.append(f".{key}")
+            raise
+    return frozen
+
+
+def _freeze_array(value: list[Any] | tuple[Any, ...], depth: int) -> tuple[FrozenJsonValue, ...]:
+    items: list[FrozenJsonValue] = []
+    try:
+        for item in value:
+            items.append(_freeze(item, depth + 1))
+    except _Refused as refused:
+        refused.parts.append(f"[{len(items)}]")
+        raise
+    return tuple(items)
+
+
+def _check_text(text: str) -> None:
+    at = lone_surrogate_at(text)
+    if at is not None:
+        raise _Refused(
+            f"text has a lone surrogate {text[at]!r} at index {at}, which UTF-8 JSON cannot hold"
+        )
+
+
+def _as_builtin(value: str | int | float) -> JsonScalar:
+    """The plain builtin value of a ``str``/``int``/``float`` subclass instance, taken
+    with the builtin's own method so an override cannot change it."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    return float.__float__(value)
 
 
 def thaw_json(value: object) -> Any:

@@ -7,13 +7,13 @@ UUIDv7 strings, so sessions sort by creation time.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, NewType
 
 from pydantic import AfterValidator, Field, ValidationError
+from pydantic_core import from_json
 
 from dsh_llm._model import OpenDshModel, optional
 from dsh_llm.ids import new_uuid7
@@ -103,7 +103,7 @@ def parse_header(raw: str | bytes | Mapping[str, Any]) -> SessionHeader:
     tag is accepted and dropped). An unsupported ``version`` raises
     :class:`SessionFormatError`; anything else malformed raises :class:`SessionCorruptError`."""
     try:
-        value = json.loads(raw) if isinstance(raw, (str, bytes)) else raw
+        value = from_json(raw) if isinstance(raw, (str, bytes)) else raw
     except ValueError as error:
         raise SessionCorruptError(f"session header is not JSON: {error}", field="header") from error
     if not isinstance(value, Mapping):

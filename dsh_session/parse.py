@@ -19,12 +19,12 @@ decision, so this module does not make it.
 from __future__ import annotations
 
 import gc
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import from_json
 
 from dsh_session.errors import SessionCorruptError, SessionFormatError
 from dsh_session.events import EVENT_CLASSES, SessionEvent, SessionEventAdapter
@@ -75,7 +75,7 @@ def _diagnose(item: RawEvent, position: int) -> SessionFormatError | SessionCorr
     """Explain why ``item`` failed: an unknown type (format) or a damaged event."""
     if isinstance(item, (str, bytes)):
         try:
-            value = json.loads(item)
+            value = from_json(item)
         except ValueError as error:
             return SessionCorruptError(
                 f"the event at position {position} is not JSON: {error}", seq=position

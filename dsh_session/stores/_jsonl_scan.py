@@ -85,7 +85,7 @@ class _DamagedLine(Exception):
 def _parse_line(row: bytes, seq: int) -> SessionEvent:
     try:
         value = json.loads(row)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # RecursionError: nested too deep
         raise _DamagedLine(f"the line for seq {seq} is not JSON ({error})") from None
     found = value.get("seq") if isinstance(value, dict) else None
     if found != seq or isinstance(found, bool):
