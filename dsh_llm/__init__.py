@@ -75,6 +75,9 @@ from dsh_llm.stream import (
 )
 
 __all__ = [
+    "JSON_INT_MAX",
+    "JSON_INT_MIN",
+    "MAX_JSON_DEPTH",
     "AbortedFinish",
     "AssistantMessage",
     "BlockAssembler",
@@ -89,9 +92,6 @@ __all__ = [
     "FinishReason",
     "FinishReasonAdapter",
     "FrozenDict",
-    "JSON_INT_MAX",
-    "JSON_INT_MIN",
-    "MAX_JSON_DEPTH",
     "FrozenJson",
     "GenerateRequest",
     "HistoryAdapter",
