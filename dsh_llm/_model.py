@@ -11,7 +11,7 @@ non-finite floats, in every field of every dsh model.
 from __future__ import annotations
 
 import sys
-from typing import Any, NoReturn, Self, cast
+from typing import TYPE_CHECKING, Any, NoReturn, Self, cast
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, model_validator
 from pydantic.alias_generators import to_camel
@@ -62,15 +62,17 @@ class DshModel(BaseModel):
         allow_inf_nan=False,
     )
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name.startswith("_"):
-            self._refuse_internal(name)
-        super().__setattr__(name, value)
+    if not TYPE_CHECKING:  # hidden from mypy, which would then allow any assignment
 
-    def __delattr__(self, name: str) -> None:
-        if name.startswith("_"):
-            self._refuse_internal(name)
-        super().__delattr__(name)
+        def __setattr__(self, name: str, value: Any) -> None:
+            if name.startswith("_"):
+                self._refuse_internal(name)
+            super().__setattr__(name, value)
+
+        def __delattr__(self, name: str) -> None:
+            if name.startswith("_"):
+                self._refuse_internal(name)
+            super().__delattr__(name)
 
     def _refuse_internal(self, name: str) -> NoReturn:
         """Pydantic lets underscore names (``__pydantic_extra__``...) be set on a frozen

@@ -55,6 +55,8 @@ class FrozenDict(dict[str, Any]):
     """
 
     __slots__ = ("_filled", "_hash")
+    _filled: bool
+    _hash: int
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if hasattr(self, "_filled"):

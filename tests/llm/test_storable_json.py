@@ -256,7 +256,7 @@ def test_a_model_without_extras_still_has_a_frozen_empty_mapping() -> None:
     source = create_user_message(content="x", source={"kind": "user"}).source
     assert source.model_extra == {}
     with pytest.raises(TypeError):
-        source.__pydantic_extra__["rpcId"] = 1  # type: ignore[index]
+        source.__pydantic_extra__["rpcId"] = 1
 
 
 def test_frozen_dict_cannot_be_refilled_by_init() -> None:
@@ -266,5 +266,5 @@ def test_frozen_dict_cannot_be_refilled_by_init() -> None:
     with pytest.raises(TypeError, match="immutable"):
         FrozenDict().__init__(b=2)  # type: ignore[misc]
     with pytest.raises(TypeError, match="immutable"):
-        frozen._filled = False  # type: ignore[misc]
+        frozen._filled = False
     assert frozen == {"a": 1}
