@@ -13,11 +13,13 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn, Self, cast
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic.alias_generators import to_camel
 from pydantic_core import core_schema
 
-from dsh_llm.frozen_json import FrozenDict, FrozenJson
+from dsh_llm.frozen_json import FrozenDict, FrozenJson, frozen_copy
+
+_NO_EXTRAS = frozen_copy({})
 
 
 def _is_none(value: object) -> bool:
@@ -113,14 +115,14 @@ class OpenDshModel(DshModel):
     # thaws it back to plain JSON when dumping, with no Python pass over the model.
     __pydantic_extra__: dict[str, FrozenJson] = Field(init=False)
 
-    @model_validator(mode="after")
-    def _freeze_extras(self) -> Self:
-        # pydantic-core collects the unknown fields in a plain dict; swap in a
-        # read-only one so they cannot be rewritten behind the value's id.
+    def model_post_init(self, context: Any, /) -> None:
+        """Swap the plain dict in which pydantic-core collects the unknown fields for a
+        read-only one, so they cannot be rewritten behind the value's id."""
         extra = self.__pydantic_extra__
         if type(extra) is not FrozenDict:
-            object.__setattr__(self, "__pydantic_extra__", FrozenDict(extra or ()))
-        return self
+            object.__setattr__(
+                self, "__pydantic_extra__", frozen_copy(extra) if extra else _NO_EXTRAS
+            )
 
     @property
     def model_extra(self) -> FrozenDict | None:

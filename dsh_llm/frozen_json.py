@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Self, TypeAlias
 
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
@@ -54,15 +54,18 @@ class FrozenDict(dict[str, Any]):
     ``__init__`` call that would refill it.
     """
 
-    __slots__ = ("_filled", "_hash")
-    _filled: bool
+    __slots__ = ("_hash",)
     _hash: int
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        frozen = dict.__new__(cls)
+        dict.__init__(frozen, *args, **kwargs)
+        return frozen
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if hasattr(self, "_filled"):
+        # ``__new__`` filled it; a later ``d.__init__(other)`` must not refill it.
+        if (args or kwargs) and dict(*args, **kwargs) != self:
             self._refuse()
-        object.__setattr__(self, "_filled", True)
-        dict.__init__(self, *args, **kwargs)
 
     def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
         raise TypeError("FrozenDict is immutable: JSON inside a dsh message cannot change")
@@ -93,6 +96,14 @@ class FrozenDict(dict[str, Any]):
 
 def _frozen_dict_from_items(items: tuple[tuple[str, Any], ...]) -> FrozenDict:
     return FrozenDict(items)
+
+
+def frozen_copy(items: Mapping[str, Any]) -> FrozenDict:
+    """A :class:`FrozenDict` of already-frozen ``items``, built without the
+    constructor's argument handling (for hot paths)."""
+    frozen = dict.__new__(FrozenDict)
+    dict.update(frozen, items)
+    return frozen
 
 
 FrozenJsonValue: TypeAlias = JsonScalar | tuple["FrozenJsonValue", ...] | FrozenDict
@@ -131,8 +142,10 @@ def freeze_json(value: object) -> FrozenJsonValue:
 def _freeze(value: object, depth: int) -> FrozenJsonValue:
     kind = type(value)
     if kind is str:
-        _check_text(value)  # type: ignore[arg-type]
-        return value  # type: ignore[return-value]
+        text: str = value  # type: ignore[assignment]
+        if not text.isascii() and _SURROGATE.search(text):
+            _check_text(text)
+        return text
     if value is None or kind is bool:
         return value  # type: ignore[return-value]
     if kind is int:
@@ -161,7 +174,7 @@ def _freeze(value: object, depth: int) -> FrozenJsonValue:
 
 
 def _freeze_object(value: Mapping[Any, Any], depth: int) -> FrozenDict:
-    frozen = FrozenDict()
+    frozen = dict.__new__(FrozenDict)
     for key, item in value.items():
         if type(key) is not str:
             if not isinstance(key, str):
