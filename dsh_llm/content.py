@@ -7,7 +7,7 @@ from typing import Annotated, Literal, Self, TypeAlias
 from pydantic import Field, TypeAdapter, model_validator
 
 from dsh_llm._model import DshModel, SerializedByMemberType, optional
-from dsh_llm.frozen_json import MAX_JSON_DEPTH
+from dsh_llm.frozen_json import JSON_INT_MAX, MAX_JSON_DEPTH
 from dsh_llm.ids import CallIdField
 
 
@@ -37,9 +37,9 @@ class ImageBlock(DshModel):
     """Base64-encoded bytes."""
     url: str | None = optional()
     """Where the image can be fetched."""
-    width: int | None = optional(ge=1)
+    width: int | None = optional(ge=1, le=JSON_INT_MAX)
     """Width in pixels, when known."""
-    height: int | None = optional(ge=1)
+    height: int | None = optional(ge=1, le=JSON_INT_MAX)
     """Height in pixels, when known."""
 
     @model_validator(mode="after")

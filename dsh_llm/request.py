@@ -8,7 +8,7 @@ from typing import Any, Protocol
 from pydantic import Field, field_validator
 
 from dsh_llm._model import DshModel, optional
-from dsh_llm.frozen_json import FrozenJson
+from dsh_llm.frozen_json import JSON_INT_MAX, FrozenJson
 from dsh_llm.messages import MESSAGE_TYPES, Message, MessageAdapter, ValidatedMessages
 from dsh_llm.stream import StreamChunk
 
@@ -34,7 +34,7 @@ class GenerateRequest(DshModel):
     messages: tuple[Message, ...]
     system: str | None = optional()
     tools: tuple[ToolSchema, ...] | None = optional()
-    max_tokens: int | None = optional(ge=1)
+    max_tokens: int | None = optional(ge=1, le=JSON_INT_MAX)
     temperature: float | None = optional(ge=0)
     stop: tuple[str, ...] | None = optional()
     reasoning_effort: str | None = optional()

@@ -9,10 +9,10 @@ from pydantic import Field, TypeAdapter
 from dsh_llm._model import DshModel, SerializedByMemberType, optional
 from dsh_llm.content import ContentBlock
 from dsh_llm.errors import LlmError
-from dsh_llm.frozen_json import FrozenJson
+from dsh_llm.frozen_json import JSON_INT_MAX, JSON_INT_MIN, FrozenJson
 from dsh_llm.ids import CallIdField
 
-NonNegativeInt = Annotated[int, Field(ge=0)]
+NonNegativeInt = Annotated[int, Field(ge=0, le=JSON_INT_MAX)]
 
 
 class TokenUsage(DshModel):
@@ -33,7 +33,7 @@ class LlmFailure(DshModel):
     message: str
     code: str
     """A stable code, e.g. ``RATE_LIMITED``, ``PROVIDER_ERROR``, ``UNKNOWN``."""
-    status: int | None = optional()
+    status: int | None = optional(ge=JSON_INT_MIN, le=JSON_INT_MAX)
     """The HTTP status, when there was one."""
     provider_retry_after_ms: NonNegativeInt | None = optional()
     """How long the provider asked to wait before retrying."""

@@ -16,16 +16,16 @@ from typing import Annotated, Any, Literal, Self, TypeAlias, get_args
 from pydantic import Discriminator, Field, Tag, TypeAdapter, field_validator
 
 from dsh_llm._model import DshModel, OpenDshModel, optional
-from dsh_llm.frozen_json import FrozenJson
+from dsh_llm.frozen_json import JSON_INT_MAX, FrozenJson
 from dsh_llm.ids import CallIdField
 from dsh_llm.messages import AssistantMessage, ToolResultMessage, UserMessage
 from dsh_llm.request import ToolSchema
 from dsh_llm.stream import LlmFailure, StreamChunk, TokenUsage
 
-NonNegativeInt = Annotated[int, Field(ge=0)]
-TurnNumber = Annotated[int, Field(ge=1)]
+NonNegativeInt = Annotated[int, Field(ge=0, le=JSON_INT_MAX)]
+TurnNumber = Annotated[int, Field(ge=1, le=JSON_INT_MAX)]
 """Turns are numbered from 1, continuing from the last ``turn/start`` in the log."""
-StepNumber = Annotated[int, Field(ge=1)]
+StepNumber = Annotated[int, Field(ge=1, le=JSON_INT_MAX)]
 """Steps restart at 1 in each turn."""
 
 EventType: TypeAlias = Literal[
@@ -216,7 +216,7 @@ class RequestConfig(OpenDshModel):
 
     provider: str = Field(min_length=1)
     model: str = Field(min_length=1)
-    max_tokens: int | None = optional(ge=1)
+    max_tokens: int | None = optional(ge=1, le=JSON_INT_MAX)
     temperature: float | None = optional(ge=0)
     stop: tuple[str, ...] | None = optional()
     reasoning_effort: str | None = optional()
@@ -249,7 +249,7 @@ class InboxSplicedData(DshModel):
 
     target: Literal["next-turn", "next-step"]
     start: NonNegativeInt
-    removed_count: int | None = optional(ge=1)
+    removed_count: int | None = optional(ge=1, le=JSON_INT_MAX)
     """How many items were removed at ``start``; omitted (``None``) when none."""
     inserted: tuple[UserMessage, ...] = ()
     """The messages inserted at ``start``, in order."""
@@ -267,7 +267,7 @@ class RequestContextData(DshModel):
 
     provider: str = Field(min_length=1)
     model: str = Field(min_length=1)
-    context_window: int | None = optional(ge=1)
+    context_window: int | None = optional(ge=1, le=JSON_INT_MAX)
 
 
 class EndSeedData(DshModel):

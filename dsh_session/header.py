@@ -16,6 +16,7 @@ from pydantic import AfterValidator, Field, ValidationError
 from pydantic_core import from_json
 
 from dsh_llm._model import OpenDshModel, optional
+from dsh_llm.frozen_json import JSON_INT_MAX
 from dsh_llm.ids import new_uuid7
 from dsh_session.errors import SessionCorruptError, SessionFormatError, SessionValidationError
 
@@ -87,13 +88,13 @@ class SessionHeader(OpenDshModel):
     """Log format version; only 0 exists."""
     id: SessionIdField
     """The session's identity (also its file name in a JSONL store)."""
-    created_at: int = Field(ge=0)
+    created_at: int = Field(ge=0, le=JSON_INT_MAX)
     """Creation time in epoch milliseconds."""
     cwd: str | None = optional()
     """The working directory the session was started in, when recorded."""
     parent_session: SessionIdField | None = optional()
     """The session this one was forked from."""
-    seed_length: int | None = optional(ge=0)
+    seed_length: int | None = optional(ge=0, le=JSON_INT_MAX)
     """How many events were seeded from elsewhere (a fork's prefix or a resumed log),
     not counting the ``session/end-seed`` marker."""
 

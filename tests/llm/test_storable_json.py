@@ -15,15 +15,17 @@ from dsh_llm import (
     JSON_INT_MIN,
     MAX_JSON_DEPTH,
     FrozenDict,
+    ImageBlock,
     JsonValueError,
     MessageAdapter,
+    TokenUsage,
     create_assistant_message,
     create_user_message,
     freeze_json,
     freeze_message,
 )
 from dsh_llm.sources import PluginForm, PluginSource, UnknownSource, UserSource
-from dsh_session.events import RequestConfig
+from dsh_session.events import RequestConfig, TurnStartData
 from dsh_session.header import SessionHeader, parse_header
 
 LONE = "a\udcff"
@@ -180,6 +182,25 @@ def test_integers_in_the_64_bit_ranges_round_trip(number: int) -> None:
 def test_integers_beyond_64_bits_are_refused(number: int) -> None:
     with pytest.raises(ValidationError, match="64-bit"):
         create_user_message(content="x", source={"kind": "user", "n": number})
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda n: ImageBlock(media_type="image/png", url="u", width=n),
+        lambda n: RequestConfig(provider="p", model="m", max_tokens=n),
+        lambda n: SessionHeader(id="s1", created_at=n),
+        lambda n: TurnStartData(turn=n),
+        lambda n: TokenUsage(input_tokens=n, output_tokens=0),
+    ],
+    ids=["image-width", "max-tokens", "created-at", "turn", "usage"],
+)
+def test_typed_integers_beyond_64_bits_are_refused(build: Callable[[int], object]) -> None:
+    build(JSON_INT_MAX)
+    with pytest.raises(ValidationError, match="less than or equal"):
+        build(JSON_INT_MAX + 1)
+    with pytest.raises(ValidationError, match="less than or equal"):
+        build(10**5000)
 
 
 @pytest.mark.parametrize("number", [float("inf"), float("nan")])
