@@ -37,7 +37,7 @@ limit, so they are refused instead of written and then found unreadable."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def lone_surrogate_at(text: str) -> int | None:
+def _lone_surrogate_at(text: str) -> int | None:
     """The index of the first lone UTF-16 surrogate in ``text`` (such text cannot be
     written as UTF-8 JSON), or ``None``. Pure ASCII is answered without a scan."""
     if text.isascii():
@@ -180,7 +180,7 @@ def _freeze_object(value: Mapping[Any, Any], depth: int) -> FrozenDict:
             if not isinstance(key, str):
                 raise _Refused(f"object key {key!r} is not a string")
             key = str.__str__(key)
-        if lone_surrogate_at(key) is not None:
+        if _lone_surrogate_at(key) is not None:
             raise _Refused(f"object key {key!r} has a lone surrogate, which JSON cannot hold")
         try:
             dict.__setitem__(frozen, key, _freeze(item, depth + 1))
@@ -202,7 +202,7 @@ def _freeze_array(value: list[Any] | tuple[Any, ...], depth: int) -> tuple[Froze
 
 
 def _check_text(text: str) -> None:
-    at = lone_surrogate_at(text)
+    at = _lone_surrogate_at(text)
     if at is not None:
         raise _Refused(
             f"text has a lone surrogate {text[at]!r} at index {at}, which UTF-8 JSON cannot hold"
