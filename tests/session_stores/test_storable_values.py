@@ -202,6 +202,13 @@ def _nested_list(depth: int) -> list[Any]:
     return value
 
 
+def _nested_tool_results(levels: int) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "text", "text": "x"}
+    for _ in range(levels):
+        block = {"type": "tool-result", "toolCallId": "c1", "content": [block]}
+    return block
+
+
 def test_json_at_the_depth_limit_survives_every_backend(tmp_path: Path) -> None:
     session = Session.create()
     session.append("turn/start", {"turn": 1})
@@ -211,7 +218,7 @@ def test_json_at_the_depth_limit_survives_every_backend(tmp_path: Path) -> None:
         {
             "id": "imported-1",
             "role": "user",
-            "content": [{"type": "text", "text": "x"}],
+            "content": [_nested_tool_results((MAX_JSON_DEPTH - 2) // 2)],
             "source": {"kind": "user", "deep": deepest},
         }
     )
