@@ -149,8 +149,8 @@ class StubServer:
 async def _hold(
     reader: asyncio.StreamReader, writer: asyncio.StreamWriter, keepalive_every: float | None
 ) -> None:
-    """Return when the client closes the connection, sending a keep-alive comment
-    every ``keepalive_every`` seconds meanwhile."""
+    """Return when the client closes the connection (seen as EOF, or as a failed
+    write), sending a keep-alive comment every ``keepalive_every`` seconds meanwhile."""
     hung_up = asyncio.ensure_future(reader.read())  # completes at EOF
     try:
         while keepalive_every is not None and not hung_up.done():
@@ -158,6 +158,8 @@ async def _hold(
             await writer.drain()
             await asyncio.wait([hung_up], timeout=keepalive_every)
         await hung_up
+    except ConnectionError:
+        pass
     finally:
         hung_up.cancel()
 
