@@ -35,7 +35,7 @@ from anthropic.types import (
 
 from dsh_llm.providers._anthropic_wire import REPLAY_FORMAT
 from dsh_llm.providers._blocks import BlockBuilder, StreamedBlockType
-from dsh_llm.providers._errors import CONTENT_FILTERED
+from dsh_llm.providers._errors import CONTENT_FILTERED, MalformedResponseError
 from dsh_llm.providers._streaming import stream_cut_short, unknown_stop
 from dsh_llm.providers._wire_values import (
     index,
@@ -68,6 +68,14 @@ _FINISH_BY_STOP_REASON: dict[str | None, FinishReason] = {
         failure=LlmFailure(message="the model refused to answer", code=CONTENT_FILTERED)
     ),
 }
+
+
+_BLOCK_TYPE_BY_DELTA: dict[type, StreamedBlockType] = {
+    TextDelta: "text",
+    ThinkingDelta: "reasoning",
+    InputJSONDelta: "tool-call",
+}
+"""The only block type each kind of streamed delta may extend."""
 
 
 class MessagesStreamTranslator:
@@ -156,6 +164,12 @@ class MessagesStreamTranslator:
         if block_index is None:
             return []
         delta = event.delta
+        expected = _BLOCK_TYPE_BY_DELTA.get(type(delta))
+        if expected is not None and self._blocks.type_of(block_index) != expected:
+            raise MalformedResponseError(
+                "delta.type",
+                f"is {delta.type!r}, but block {wire_index} is not a {expected} block",
+            )
         if isinstance(delta, TextDelta):
             text = optional_text(delta.text, "delta.text") or ""
             return self._blocks.append_text(block_index, text)

@@ -93,6 +93,9 @@ class BlockBuilder:
         """Close every block still open, in index order."""
         return [chunk for index in range(len(self._blocks)) for chunk in self.end(index)]
 
+    def type_of(self, index: int) -> StreamedBlockType:
+        return self._blocks[index].block_type
+
     def has(self, block_type: StreamedBlockType) -> bool:
         """Whether any block of this type was streamed."""
         return any(partial.block_type == block_type for partial in self._blocks)

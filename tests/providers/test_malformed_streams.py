@@ -271,3 +271,24 @@ async def test_an_event_the_adapter_cannot_read_is_malformed_and_its_traceback_l
     assert "AttributeError" in reported.message
     [record] = [r for r in caplog.records if r.name == "dsh_llm.providers"]
     assert record.exc_info is not None
+
+
+async def test_anthropic_delta_of_another_block_type_is_a_malformed_response(
+    stub: StubServer,
+) -> None:
+    stub.script(
+        sse_reply(
+            [
+                message_start(),
+                block_start(0, {"type": "text", "text": ""}),
+                block_delta(0, {"type": "input_json_delta", "partial_json": '{"a": 1}'}),
+                block_stop(0),
+                *message_end("end_turn"),
+            ]
+        )
+    )
+
+    reported = failure_of(await stream(anthropic_adapter(stub)))
+
+    assert reported.code == "MALFORMED_RESPONSE"
+    assert "delta.type" in reported.message
