@@ -3,11 +3,13 @@
 Both official SDKs raise the same kinds of errors (an HTTP status error carrying the
 response, a connection error, a timeout, a generic API error for an error payload
 inside a stream); :class:`SdkErrors` names one SDK's classes so a single classifier
-serves both adapters. The classifier never raises: every exception becomes a failure.
+serves both adapters. The classifier never raises: every exception becomes a failure,
+and every text it takes from the wire is made storable first.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Mapping
@@ -15,7 +17,10 @@ from email.utils import parsedate_to_datetime
 from typing import NamedTuple
 
 from dsh_llm.errors import LlmError
+from dsh_llm.providers._surrogates import storable_text
 from dsh_llm.stream import LlmFailure
+
+logger = logging.getLogger("dsh_llm.providers")
 
 AUTHENTICATION_FAILED = "AUTHENTICATION_FAILED"
 INVALID_REQUEST = "INVALID_REQUEST"
@@ -47,6 +52,28 @@ _CODE_BY_ERROR_TYPE = {
 class UnsupportedRequestError(LlmError):
     """The request holds something the provider's wire format cannot carry; the
     message names the offending message id and block."""
+
+
+class MalformedResponseError(LlmError):
+    """A stream event holds a value this adapter cannot turn into a dsh value;
+    ``field`` is its path in the provider's event, e.g. ``usage.output_tokens``."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        message = f"the provider sent a malformed response: {field} {problem}"
+        super().__init__(message, failure=LlmFailure(message=message, code=MALFORMED_RESPONSE))
+        self.field = field
+
+
+class StreamIdleError(LlmError):
+    """The stream stayed open without data (keep-alive comments are not data) for
+    ``idle_timeout`` seconds."""
+
+    def __init__(self, idle_timeout: float) -> None:
+        message = (
+            f"the provider sent no data for {idle_timeout:g} s (keep-alive comments do not count)"
+        )
+        super().__init__(message, failure=LlmFailure(message=message, code=TIMEOUT))
+        self.idle_timeout = idle_timeout
 
 
 def unsupported_block(
@@ -109,6 +136,8 @@ def retry_after_ms(headers: Mapping[str, str]) -> int | None:
 def failure_from_exception(error: Exception, sdk: SdkErrors, *, streaming: bool) -> LlmFailure:
     """Classify an exception raised while opening (``streaming=False``) or reading
     (``streaming=True``) a provider stream."""
+    if isinstance(error, LlmError) and error.failure is not None:
+        return error.failure
     if isinstance(error, sdk.status):
         return _status_failure(error)
     if isinstance(error, sdk.connection | sdk.timeout):
@@ -117,7 +146,7 @@ def failure_from_exception(error: Exception, sdk: SdkErrors, *, streaming: bool)
     if isinstance(error, sdk.api):
         body = getattr(error, "body", None)
         return LlmFailure(
-            message=f"the provider reported an error: {_error_message(body) or error}",
+            message=f"the provider reported an error: {_error_message(body) or _text(error)}",
             code=_CODE_BY_ERROR_TYPE.get(_error_type(body) or "", PROVIDER_ERROR),
         )
     if isinstance(error, ValueError):
@@ -128,7 +157,21 @@ def failure_from_exception(error: Exception, sdk: SdkErrors, *, streaming: bool)
     if streaming:
         # Transport errors the SDK lets through unwrapped while a body is being read.
         return _transport_failure(error, streaming=True, timed_out=False)
+    logger.warning("a model call failed unexpectedly", exc_info=error)
     return LlmFailure(message=f"the model call failed: {_describe(error)}", code=UNKNOWN)
+
+
+def translation_failure(error: Exception) -> LlmFailure:
+    """The failure for an exception raised while turning a stream event into dsh
+    chunks: the event held something the adapter could not read. Its traceback is
+    logged (logger ``dsh_llm.providers``) unless the error already names the field."""
+    if isinstance(error, LlmError) and error.failure is not None:
+        return error.failure
+    logger.warning("a provider stream event could not be translated", exc_info=error)
+    return LlmFailure(
+        message=f"the adapter could not read the provider's stream: {_describe(error)}",
+        code=MALFORMED_RESPONSE,
+    )
 
 
 def _transport_failure(error: Exception, *, streaming: bool, timed_out: bool) -> LlmFailure:
@@ -141,7 +184,9 @@ def _transport_failure(error: Exception, *, streaming: bool, timed_out: bool) ->
             code=STREAM_INTERRUPTED,
         )
     if timed_out:
-        return LlmFailure(message=f"the provider did not answer in time: {error}", code=TIMEOUT)
+        return LlmFailure(
+            message=f"the provider did not answer in time: {_text(error)}", code=TIMEOUT
+        )
     return LlmFailure(
         message=f"could not reach the provider: {_describe(error)}", code=CONNECTION_ERROR
     )
@@ -156,7 +201,7 @@ def _status_failure(error: Exception) -> LlmFailure:
         or headers.get("x-request-id")
         or headers.get("request-id")
     )
-    detail = _error_message(body) or str(error)
+    detail = _error_message(body) or _text(error)
     if status >= 400:
         code, message, http_status = code_for_status(status), f"HTTP {status}: {detail}", status
     else:
@@ -168,7 +213,9 @@ def _status_failure(error: Exception) -> LlmFailure:
         code=code,
         status=http_status,
         provider_retry_after_ms=retry_after_ms(headers),
-        request_id=request_id or None,
+        request_id=storable_text(request_id)
+        if isinstance(request_id, str) and request_id
+        else None,
     )
 
 
@@ -182,7 +229,7 @@ def _error_object(body: object) -> Mapping[str, object] | None:
 def _error_message(body: object) -> str | None:
     error = _error_object(body)
     message = error.get("message") if error is not None else None
-    return message if isinstance(message, str) and message else None
+    return storable_text(message) if isinstance(message, str) and message else None
 
 
 def _error_type(body: object) -> str | None:
@@ -191,6 +238,10 @@ def _error_type(body: object) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
+def _text(error: BaseException) -> str:
+    return storable_text(str(error))
+
+
 def _describe(error: BaseException) -> str:
-    text = str(error)
+    text = _text(error)
     return f"{type(error).__name__}: {text}" if text else type(error).__name__

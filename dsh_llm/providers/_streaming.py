@@ -1,13 +1,15 @@
 """The part every provider adapter shares: open the SDK stream, translate its
 events, and turn any failure into one terminal ``finish {error}`` chunk.
 
-Only asyncio cancellation (and other ``BaseException``s) propagates; the SDK
-stream is closed on every path, so a cancelled or abandoned call releases its
-connection.
+Only asyncio cancellation (and other ``BaseException``s) propagates. The first
+``finish`` ends the stream: nothing is read or emitted after it. The SDK stream is
+closed on every path, so a cancelled or abandoned call releases its connection.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Protocol, TypeVar
 
@@ -16,10 +18,17 @@ from dsh_llm.providers._errors import (
     PROVIDER_ERROR,
     STREAM_INTERRUPTED,
     SdkErrors,
+    StreamIdleError,
     UnsupportedRequestError,
     failure_from_exception,
+    translation_failure,
 )
 from dsh_llm.stream import ErrorFinish, FinishChunk, LlmFailure, StreamChunk
+
+logger = logging.getLogger("dsh_llm.providers")
+
+DEFAULT_IDLE_TIMEOUT = 120.0
+"""Seconds a started stream may go without data before it ends in ``TIMEOUT``."""
 
 EventT = TypeVar("EventT")
 EventT_co = TypeVar("EventT_co", covariant=True)
@@ -36,6 +45,11 @@ class SdkStream(Protocol[EventT_co]):
 
 class EventTranslator(Protocol[EventT_contra]):
     """Turns one provider's stream events into dsh chunks."""
+
+    @property
+    def finished(self) -> bool:
+        """Whether the provider has said all the response holds: reading stops."""
+        ...
 
     def feed(self, event: EventT_contra) -> Iterable[StreamChunk]:
         """The chunks for one event, in order."""
@@ -72,12 +86,24 @@ def unknown_stop(reason: str | None) -> ErrorFinish:
     )
 
 
+def checked_idle_timeout(idle_timeout: float | None) -> float | None:
+    """An adapter's ``idle_timeout`` argument: positive seconds, or ``None`` for none."""
+    if idle_timeout is not None and not idle_timeout > 0:
+        raise ValueError(f"idle_timeout must be positive seconds or None, not {idle_timeout!r}")
+    return idle_timeout
+
+
 async def run_stream(
     open_stream: Callable[[], Awaitable[SdkStream[EventT]]],
     translator: EventTranslator[EventT],
     sdk: SdkErrors,
+    *,
+    idle_timeout: float | None,
 ) -> AsyncIterator[StreamChunk]:
-    """Yield the translated chunks of one provider call, ending in ``finish``."""
+    """Yield the translated chunks of one provider call, ending in one ``finish``.
+
+    ``idle_timeout`` bounds the wait for each event once the response has begun;
+    the SDKs swallow keep-alive comments and pings, so they do not restart it."""
     try:
         stream = await open_stream()
     except UnsupportedRequestError as error:
@@ -87,13 +113,61 @@ async def run_stream(
         yield error_finish(failure_from_exception(error, sdk, streaming=False))
         return
     try:
-        async for event in stream:
-            for chunk in translator.feed(event):
+        events = aiter(stream)
+        while not translator.finished:
+            chunks = await _next_chunks(events, translator, sdk, idle_timeout)
+            if chunks is None:
+                break
+            for chunk in chunks:
                 yield chunk
-    except Exception as error:
-        yield error_finish(failure_from_exception(error, sdk, streaming=True))
-        return
+                if isinstance(chunk, FinishChunk):
+                    return
     finally:
-        await stream.close()
-    for chunk in translator.end():
+        await _close(stream)
+    try:
+        ending = list(translator.end())
+    except Exception as error:
+        ending = [error_finish(translation_failure(error))]
+    for chunk in ending:
         yield chunk
+
+
+async def _next_chunks(
+    events: AsyncIterator[EventT],
+    translator: EventTranslator[EventT],
+    sdk: SdkErrors,
+    idle_timeout: float | None,
+) -> list[StreamChunk] | None:
+    """The chunks of the next event, ``None`` at the end of the stream, or an error
+    finish when reading or translating the event failed."""
+    try:
+        event = await _next_event(events, idle_timeout)
+    except Exception as error:
+        return [error_finish(failure_from_exception(error, sdk, streaming=True))]
+    if event is None:
+        return None
+    try:
+        return list(translator.feed(event))
+    except Exception as error:
+        return [error_finish(translation_failure(error))]
+
+
+async def _next_event(events: AsyncIterator[EventT], idle_timeout: float | None) -> EventT | None:
+    """The next event, or ``None`` at the end; :class:`StreamIdleError` when none
+    comes within ``idle_timeout``."""
+    try:
+        async with asyncio.timeout(idle_timeout) as timer:
+            return await anext(events, None)
+    except TimeoutError:
+        if idle_timeout is not None and timer.expired():
+            raise StreamIdleError(idle_timeout) from None
+        raise
+
+
+async def _close(stream: SdkStream[EventT]) -> None:
+    """Release the connection. The caller has its answer by now, so a failure to
+    close is only logged."""
+    try:
+        await stream.close()
+    except Exception:
+        logger.warning("closing a provider stream failed", exc_info=True)

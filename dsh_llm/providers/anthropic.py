@@ -19,7 +19,12 @@ from dsh_llm.frozen_json import freeze_json, thaw_json
 from dsh_llm.providers._anthropic_stream import MessagesStreamTranslator
 from dsh_llm.providers._anthropic_wire import messages_body
 from dsh_llm.providers._errors import SdkErrors
-from dsh_llm.providers._streaming import SdkStream, run_stream
+from dsh_llm.providers._streaming import (
+    DEFAULT_IDLE_TIMEOUT,
+    SdkStream,
+    checked_idle_timeout,
+    run_stream,
+)
 from dsh_llm.request import GenerateRequest
 from dsh_llm.stream import StreamChunk
 
@@ -53,6 +58,10 @@ class AnthropicAdapter:
     (connection errors, 408/409/429/5xx including 529 overloaded) ``max_retries``
     times with backoff, honouring ``retry-after``. Nothing is retried once the
     stream has started; a failure then ends the stream in ``finish {error}``.
+    ``idle_timeout`` (seconds, default 120; ``None`` for no limit) ends a started
+    stream in ``TIMEOUT`` when it sends no data that long; keep-alive comments and
+    pings do not count as data. ``timeout`` is the SDK's client timeout, which also
+    bounds the wait for the response to begin.
     """
 
     def __init__(
@@ -63,9 +72,11 @@ class AnthropicAdapter:
         api_key: str | None = None,
         max_retries: int = 2,
         timeout: float | None = None,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
         thinking: Mapping[str, Any] | None = None,
     ) -> None:
+        self._idle_timeout = checked_idle_timeout(idle_timeout)
         if client is None:
             options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
             client = anthropic.AsyncAnthropic(
@@ -80,7 +91,12 @@ class AnthropicAdapter:
 
     def stream(self, request: GenerateRequest) -> AsyncIterator[StreamChunk]:
         """Stream one message; failures end in ``finish {error}``."""
-        return run_stream(lambda: self._open(request), MessagesStreamTranslator(), ANTHROPIC_ERRORS)
+        return run_stream(
+            lambda: self._open(request),
+            MessagesStreamTranslator(),
+            ANTHROPIC_ERRORS,
+            idle_timeout=self._idle_timeout,
+        )
 
     async def _open(self, request: GenerateRequest) -> SdkStream[RawMessageStreamEvent]:
         body = messages_body(

@@ -20,7 +20,12 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 from dsh_llm.providers._errors import SdkErrors
 from dsh_llm.providers._openai_stream import ChatStreamTranslator
 from dsh_llm.providers._openai_wire import MaxTokensField, chat_body
-from dsh_llm.providers._streaming import SdkStream, run_stream
+from dsh_llm.providers._streaming import (
+    DEFAULT_IDLE_TIMEOUT,
+    SdkStream,
+    checked_idle_timeout,
+    run_stream,
+)
 from dsh_llm.request import GenerateRequest
 from dsh_llm.stream import StreamChunk
 
@@ -60,6 +65,10 @@ class OpenAIChatAdapter:
     ``max_tokens_field`` names the wire field for ``GenerateRequest.max_tokens``:
     ``max_tokens`` (DeepSeek, vLLM, Ollama) or ``max_completion_tokens`` (OpenAI's
     reasoning models refuse the older name).
+    ``idle_timeout`` (seconds, default 120; ``None`` for no limit) ends a started
+    stream in ``TIMEOUT`` when it sends no data that long; keep-alive comments and
+    pings do not count as data. ``timeout`` is the SDK's client timeout, which also
+    bounds the wait for the response to begin.
     """
 
     def __init__(
@@ -71,8 +80,10 @@ class OpenAIChatAdapter:
         provider: str = "openai",
         max_retries: int = 2,
         timeout: float | None = None,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         max_tokens_field: MaxTokensField = "max_tokens",
     ) -> None:
+        self._idle_timeout = checked_idle_timeout(idle_timeout)
         self.provider = provider
         self._max_tokens_field: MaxTokensField = max_tokens_field
         if client is None:
@@ -94,7 +105,12 @@ class OpenAIChatAdapter:
 
     def stream(self, request: GenerateRequest) -> AsyncIterator[StreamChunk]:
         """Stream one completion; failures end in ``finish {error}``."""
-        return run_stream(lambda: self._open(request), ChatStreamTranslator(), OPENAI_ERRORS)
+        return run_stream(
+            lambda: self._open(request),
+            ChatStreamTranslator(),
+            OPENAI_ERRORS,
+            idle_timeout=self._idle_timeout,
+        )
 
     async def _open(self, request: GenerateRequest) -> SdkStream[ChatCompletionChunk]:
         body = chat_body(request, max_tokens_field=self._max_tokens_field)

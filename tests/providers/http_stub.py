@@ -4,8 +4,9 @@ Each request is answered by the next scripted reply: a JSON body with a status, 
 server-sent-event stream sent with chunked transfer encoding. After its frames a
 stream normally ends; it can instead be cut (the connection is aborted, which the
 client sees as a broken transfer: the chunked body never terminates) or held open
-until the client hangs up. Every request is recorded with its path, headers and JSON
-body so tests can assert the wire shape.
+until the client hangs up, optionally sending keep-alive comments meanwhile. Every
+request is recorded with its path, headers and JSON body so tests can assert the
+wire shape.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ class Reply:
     nothing more) until the client hangs up."""
     stall: bool = False
     """Send nothing at all, not even the status line, until the client hangs up."""
+    keepalive_every: float | None = None
+    """While a reply is held open, send an SSE comment (``: keep-alive``) this often."""
 
 
 def sse_frame(data: object, *, event: str | None = None) -> bytes:
@@ -59,9 +62,15 @@ def sse_reply(
     *,
     headers: Mapping[str, str] | None = None,
     then: Literal["end", "cut", "hold"] = "end",
+    keepalive_every: float | None = None,
 ) -> Reply:
     """A 200 event-stream reply."""
-    return Reply(headers=dict(headers or {}), events=tuple(frames), then=then)
+    return Reply(
+        headers=dict(headers or {}),
+        events=tuple(frames),
+        then=then,
+        keepalive_every=keepalive_every,
+    )
 
 
 def json_reply(status: int, body: object, *, headers: Mapping[str, str] | None = None) -> Reply:
@@ -128,13 +137,36 @@ class StubServer:
             if not reply.stall:
                 await _write_reply(writer, reply)
             if reply.stall or reply.then == "hold":
-                await reader.read()  # returns at EOF: the client closed the connection
+                await _hold(reader, writer, reply.keepalive_every)
                 self.client_hung_up.set()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
             writer.close()
             del self._connections[handler]
+
+
+async def _hold(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, keepalive_every: float | None
+) -> None:
+    """Return when the client closes the connection (seen as EOF, or as a failed
+    write), sending a keep-alive comment every ``keepalive_every`` seconds meanwhile."""
+    hung_up = asyncio.ensure_future(reader.read())  # completes at EOF
+    try:
+        while keepalive_every is not None and not hung_up.done():
+            writer.write(_chunk(b": keep-alive\n\n"))
+            await writer.drain()
+            await asyncio.wait([hung_up], timeout=keepalive_every)
+        await hung_up
+    except ConnectionError:
+        pass
+    finally:
+        hung_up.cancel()
+
+
+def _chunk(data: bytes) -> bytes:
+    """``data`` as one chunk of a chunked transfer."""
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
 
 
 async def _read_request(reader: asyncio.StreamReader) -> RecordedRequest:
@@ -169,7 +201,7 @@ async def _write_reply(writer: asyncio.StreamWriter, reply: Reply) -> None:
         await writer.drain()
         return
     for frame in reply.events:
-        writer.write(f"{len(frame):x}\r\n".encode() + frame + b"\r\n")
+        writer.write(_chunk(frame))
         await writer.drain()
     if reply.then == "cut":
         writer.transport.abort()

@@ -8,10 +8,15 @@ signed thinking) exactly as a real provider requires.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from dsh_agent import AgentLoop, Tool, reconstruct_requests, run, tool
 from dsh_llm import FinishChunk, ModelAdapter, create_user_message
 from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter
 from dsh_session import Session
+from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
 from providers.frames import (
     CHAT_DONE,
     block_delta,
@@ -169,6 +174,35 @@ async def test_anthropic_thinking_tool_round_trip(stub: StubServer) -> None:
         },
     ]
     await assert_log_rebuilds_the_wire_requests(agent, adapter, stub)
+
+
+@pytest.mark.parametrize("backend", ["jsonl", "sqlite"])
+async def test_an_emoji_split_across_deltas_is_stored_and_read_back(
+    stub: StubServer, tmp_path: Path, backend: str
+) -> None:
+    stub.script(
+        sse_reply(
+            [
+                chat_chunk({"content": "Sunny \ud83d"}),
+                chat_chunk({"content": "\ude00 today"}, finish_reason="stop"),
+                CHAT_DONE,
+            ]
+        )
+    )
+    adapter = OpenAIChatAdapter(base_url=f"{stub.url}/v1", api_key="k", max_retries=0)
+    store: SessionStore = (
+        JsonlSessionStore(tmp_path) if backend == "jsonl" else SqliteSessionStore(tmp_path / "s.db")
+    )
+    async with store:
+        agent = AgentLoop(session=Session.create(), adapter=adapter, provider="openai", model="m")
+        store.attach(agent.session)
+        result = await run(agent, create_user_message(content="Weather?", source={"kind": "user"}))
+        await store.flush(agent.session)
+        store.detach(agent.session)
+        loaded = await store.load(agent.session.header.id)
+
+    assert result.final_response == "Sunny \U0001f600 today"
+    assert loaded.derive_messages() == agent.session.derive_messages()
 
 
 async def assert_log_rebuilds_the_wire_requests(

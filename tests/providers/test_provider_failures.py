@@ -4,6 +4,7 @@ Each test runs against both adapters through their official clients."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -123,3 +124,35 @@ async def test_a_payload_that_is_not_json_is_a_malformed_response(
     reported = await failure(make_adapter(stub))
 
     assert reported.code == "MALFORMED_RESPONSE"
+
+
+@pytest.mark.parametrize("first_frames", [0, 1], ids=["before any data", "after data"])
+async def test_a_stream_sending_only_keepalive_comments_times_out(
+    stub: StubServer, make_adapter: AdapterFactory, first_frames: int
+) -> None:
+    frames = [FIRST_FRAME[make_adapter]][:first_frames]
+    stub.script(sse_reply(frames, then="hold", keepalive_every=0.05))
+
+    reported = await failure(make_adapter(stub, idle_timeout=0.3))
+
+    assert (reported.code, reported.status) == ("TIMEOUT", None)
+    assert "no data" in reported.message
+    await asyncio.wait_for(stub.client_hung_up.wait(), timeout=10)
+
+
+async def test_a_stream_sending_nothing_after_its_headers_times_out(
+    stub: StubServer, make_adapter: AdapterFactory
+) -> None:
+    stub.script(sse_reply([], then="hold"))
+
+    reported = await failure(make_adapter(stub, idle_timeout=0.3))
+
+    assert reported.code == "TIMEOUT"
+
+
+@pytest.mark.parametrize("idle_timeout", [0, -1.0])
+def test_an_idle_timeout_that_is_not_positive_is_refused(
+    stub: StubServer, make_adapter: AdapterFactory, idle_timeout: float
+) -> None:
+    with pytest.raises(ValueError, match="idle_timeout"):
+        make_adapter(stub, idle_timeout=idle_timeout)
