@@ -12,6 +12,7 @@ from typing import Any
 
 from dsh_agent import AgentLoop, reconstruct_requests
 from dsh_agent.step import INCOMPLETE_STREAM, MALFORMED_STREAM
+from dsh_llm import TextBlock
 from dsh_llm.testing import ScriptedAdapter
 from dsh_session import AssistantChunkEvent, AssistantMessageEvent, TurnEndEvent
 
@@ -42,7 +43,7 @@ def turn_end(agent: AgentLoop) -> Any:
 
 def answers(agent: AgentLoop) -> list[str]:
     return [
-        "".join(block.text for block in e.data.message.content)
+        "".join(block.text for block in e.data.message.content if isinstance(block, TextBlock))
         for e in agent.session.events
         if isinstance(e, AssistantMessageEvent)
     ]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from dsh_agent.commands.rebuild import rebuild_requests
+from dsh_agent.commands.rebuild import rebuild_requests, request_table
 from dsh_agent.requests import (
     RequestMismatch,
     RequestReconstructionError,
@@ -521,3 +521,24 @@ def test_rebuilding_every_request_holds_memory_linear_in_the_log() -> None:
     # cost about 16x the memory; linear growth costs about 4x.
     small, large = held_while_rebuilding(50), held_while_rebuilding(200)
     assert large < 6 * small
+
+
+def test_a_long_request_table_collapses_plain_growth_but_keeps_every_rewrite() -> None:
+    log = long_log(30)  # 60 requests, more than the table shows one by one
+    shadowed = surface_seqs(log)[-4:]  # the last tool turn
+    summary = create_user_message(content="Summary.", source={"kind": "plugin", "plugin": "c"})
+    log.append(
+        "user/message",
+        summary,
+        surface_op=Replace(start=shadowed[0], end=shadowed[-1]),
+        source_event_seqs=shadowed,
+    )
+    for text in ("one", "two", "three"):
+        next_turn(log, text)
+        log.end_step()
+        log.end_turn()
+    table = request_table(rebuild_requests(log.session.events))
+    numbers = list(table.columns[0].cells)
+    rewritten = list(table.columns[4].cells)
+    assert numbers == ["1", "2-60", "61", "62", "63"]
+    assert rewritten == ["", "", "3", "", ""]  # request 60 ended with 3 of them
