@@ -163,7 +163,7 @@ class StepRunner:
             return ErrorReason(error=finish.failure)
         try:
             message = assembler.message(provider=provider, model=model)
-        except LlmError as error:  # e.g. a block of a type only a block-end can carry
+        except Exception as error:  # e.g. a block type only a block-end can carry
             # The attempt already ended at its finish chunk: the turn ends with the
             # failure, and no second finish is logged for it.
             return ErrorReason(error=_malformed(error))
@@ -329,7 +329,7 @@ def _not_started(error: Exception) -> ToolCallOutcome:
     )
 
 
-def _malformed(error: LlmError) -> LlmFailure:
+def _malformed(error: Exception) -> LlmFailure:
     return LlmFailure(
         message=f"the model stream cannot be assembled: {error}", code=MALFORMED_STREAM
     )

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 from pathlib import Path
 
 import pytest
@@ -93,12 +92,14 @@ async def test_leaving_async_with_releases_the_session(session: Session) -> None
     loop_over(session)
 
 
-def test_a_garbage_collected_loop_releases_the_session(session: Session) -> None:
-    first = loop_over(session)
+async def test_an_unreachable_loop_releases_the_session(session: Session) -> None:
+    first = loop_over(session, "ok")
+    first.followup(fixed("m1", "hi"))
+    await first.when_idle()
     assert_refused(session)
-    del first
-    gc.collect()
-    loop_over(session)
+    del first  # no close: the next claim collects it
+    second = loop_over(session)
+    assert second.session is session
 
 
 async def test_closing_makes_the_log_durable(tmp_path: Path) -> None:
