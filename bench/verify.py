@@ -3,7 +3,8 @@
 A session of ``TURNS`` turns is played through a real :class:`AgentLoop` with an
 instant model (every other turn calls a tool first, so there are about 13.5 events and
 1.5 requests per turn: ~100k events for 7,500 turns), stored in a SQLite file, and then
-verified by the real command in a child process, as a user would run it. The floor is
+verified by the real command in a child process, as a user would run it (CPU time of
+the child, so that other work on the machine hardly moves the figure). The floor is
 a child process that only reads the session from the store (what verify must do
 before it can re-build anything), so the ratio is the cost of re-building every
 request and comparing each with the one before. Peak memory is the child's maximum
@@ -13,11 +14,11 @@ resident set size.
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -122,19 +123,21 @@ async def build_session(url: str, turns: int) -> Session:
 
 
 def _measure(command: Sequence[str]) -> tuple[float, int]:
-    """Wall seconds and peak resident bytes of one child process running ``command``.
-    The peak is the child's own ``VmHWM``, read as it exits: ``ru_maxrss`` would count
-    the pages of this (large) process that the child shared before it exec'd."""
+    """CPU seconds (user + system) and peak resident bytes of one child process running
+    ``command``. The peak is the child's own ``VmHWM``, read as it exits: ``ru_maxrss``
+    would count the pages of this (large) process that the child shared before it
+    exec'd. CPU time, unlike wall time, hardly moves with other work on the machine."""
     with tempfile.NamedTemporaryFile("r", suffix=".peak") as peak:
-        start = time.perf_counter()
-        subprocess.run(
+        child = subprocess.Popen(
             [sys.executable, "-c", _REPORTING_PEAK, peak.name, *command],
             stdout=subprocess.DEVNULL,
-            check=True,
         )
-        elapsed = time.perf_counter() - start
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            raise subprocess.CalledProcessError(child.returncode, command)
         kilobytes = int(peak.read().split()[0])
-    return elapsed, kilobytes * 1024
+    return usage.ru_utime + usage.ru_stime, kilobytes * 1024
 
 
 def run(options: Options) -> list[Case]:
@@ -160,6 +163,7 @@ def run(options: Options) -> list[Case]:
             "s",
             {name: statistics.median(t for t, _ in runs) for name, runs in samples.items()},
             targets=targets,
+            clock="cpu",
         ),
         Case(
             SUITE,
