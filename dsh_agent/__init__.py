@@ -4,7 +4,7 @@ reconstruction check."""
 
 from dsh_agent.agent import Agent
 from dsh_agent.cancellation import CancelCauseInput
-from dsh_agent.errors import AgentError, InboxError
+from dsh_agent.errors import AgentClosedError, AgentError, InboxError, SessionInUseError
 from dsh_agent.inbox import Inbox
 from dsh_agent.loop import AgentLoop
 from dsh_agent.notifications import (
@@ -19,10 +19,12 @@ from dsh_agent.notifications import (
 )
 from dsh_agent.prestep import CallNext, Enter, PreStep, PreStepDecision, PreStepHandler, Reject
 from dsh_agent.requests import (
+    ModelAttempt,
     RequestMismatch,
     RequestReconstructionError,
     build_request,
     diff_requests,
+    reconstruct_attempts,
     reconstruct_request,
     reconstruct_requests,
 )
@@ -41,6 +43,7 @@ from dsh_agent.tools import (
 
 __all__ = [
     "Agent",
+    "AgentClosedError",
     "AgentError",
     "AgentLoop",
     "AgentStatus",
@@ -53,6 +56,7 @@ __all__ = [
     "InboxError",
     "InboxInserted",
     "InboxTarget",
+    "ModelAttempt",
     "Notification",
     "NotificationObserver",
     "PreStep",
@@ -62,6 +66,7 @@ __all__ = [
     "RequestMismatch",
     "RequestReconstructionError",
     "RunResult",
+    "SessionInUseError",
     "StatusChanged",
     "Tool",
     "ToolArgumentsError",
@@ -73,6 +78,7 @@ __all__ = [
     "build_request",
     "diff_requests",
     "execute_tool_call",
+    "reconstruct_attempts",
     "reconstruct_request",
     "reconstruct_requests",
     "run",

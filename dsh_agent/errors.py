@@ -21,3 +21,22 @@ class InboxError(AgentError):
         super().__init__(message)
         self.message_id = message_id
         self.seq = seq
+
+
+class SessionInUseError(AgentError):
+    """An agent loop was built over a :class:`~dsh_session.Session` object that another
+    live loop still drives; nothing was written. ``session_id`` names the session.
+    Close the other loop (``await loop.aclose()``, or leave its ``async with``) first."""
+
+    def __init__(self, message: str, *, session_id: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+
+
+class AgentClosedError(AgentError):
+    """A closed agent loop was asked to deliver, cancel or change its inbox; nothing
+    was written. ``session_id`` names the session it drove."""
+
+    def __init__(self, message: str, *, session_id: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id

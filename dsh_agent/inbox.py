@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
-from dsh_agent.errors import InboxError
+from dsh_agent.errors import AgentClosedError, InboxError
 from dsh_agent.notifications import InboxDiscarded, InboxInserted, InboxTarget, Notification
 from dsh_llm.create import freeze_message
 from dsh_llm.ids import MessageId
@@ -46,7 +46,7 @@ class Inbox:
     """Pending input of one agent: ``next_turn`` (one item per turn, oldest first) and
     ``next_step`` (all items enter the next step)."""
 
-    __slots__ = ("_lists", "_notify", "_session")
+    __slots__ = ("_closed", "_lists", "_notify", "_session")
 
     def __init__(self, session: Session, notify: Callable[[Notification], None]) -> None:
         """Rebuild the pending lists by replaying the splices logged after the seeded
@@ -54,7 +54,13 @@ class Inbox:
         self._session = session
         self._notify = notify
         self._lists: dict[InboxTarget, list[UserMessage]] = {"next-turn": [], "next-step": []}
+        self._closed = False
         self._replay()
+
+    def close(self) -> None:
+        """Refuse every later change (its agent loop was closed): the pending lists
+        stay in the log for the next loop over the session."""
+        self._closed = True
 
     @property
     def next_turn(self) -> tuple[UserMessage, ...]:
@@ -158,6 +164,12 @@ class Inbox:
     ) -> tuple[UserMessage, ...]:
         """Record the splice durably, then apply it, then notify. A splice that changes
         nothing writes nothing; one that would make an id pending twice raises."""
+        if self._closed:
+            session_id = self._session.id
+            raise AgentClosedError(
+                f"the inbox of session {session_id!r} belongs to a closed agent loop",
+                session_id=session_id,
+            )
         if not delete_count and not inserted:
             return ()
         items = self._lists[target]

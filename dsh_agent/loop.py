@@ -14,10 +14,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from dsh_agent.cancellation import CancelCauseInput, CancelScope, TurnAborted, as_cancel_cause
-from dsh_agent.errors import AgentError
+from dsh_agent.errors import AgentClosedError, AgentError
 from dsh_agent.inbox import Inbox, check_target
 from dsh_agent.notifications import (
     AgentStatus,
@@ -28,6 +28,7 @@ from dsh_agent.notifications import (
     StatusChanged,
 )
 from dsh_agent.prestep import PreStep, PreStepHandler, Reject, run_pre_step
+from dsh_agent.session_claims import claim, release
 from dsh_agent.step import StepRunner
 from dsh_agent.tools import Tool
 from dsh_llm.messages import UserMessage
@@ -91,19 +92,36 @@ class AgentLoop:
         inbox is restored). With ``store``, the session is attached to it and flushed
         at every checkpoint. ``check_requests`` compares each live request with its
         reconstruction from the log before sending it."""
-        if session.open_turn is not None:
-            raise AgentError(
-                f"session {session.id!r} has turn {session.open_turn} open; an agent loop "
-                "needs a session with no open turn (loading it from a store closes it)"
+        claim(session, self)  # one loop per session object; released by aclose() or GC
+        try:
+            if session.open_turn is not None:
+                raise AgentError(
+                    f"session {session.id!r} has turn {session.open_turn} open; an agent "
+                    "loop needs a session with no open turn (loading it from a store closes it)"
+                )
+            tools = tuple(tools)
+            header = RequestHeader(
+                config=RequestConfig(provider=provider, model=model, max_tokens=max_tokens),
+                system=system or None,
+                tools=tuple(offered.schema() for offered in tools) or None,
             )
-        tools = tuple(tools)
-        header = RequestHeader(
-            config=RequestConfig(provider=provider, model=model, max_tokens=max_tokens),
-            system=system or None,
-            tools=tuple(offered.schema() for offered in tools) or None,
-        )
+            self._build(session, adapter, _index_tools(tools), header, store, check_requests)
+        except BaseException:
+            release(session, self)
+            raise
+
+    def _build(
+        self,
+        session: Session,
+        adapter: ModelAdapter,
+        tools: dict[str, Tool],
+        header: RequestHeader,
+        store: SessionStore | None,
+        check_requests: bool,
+    ) -> None:
         self._session = session
         self._store = store
+        self._closed = False
         self._observers: list[NotificationObserver] = []
         self._pre_step_handlers: list[PreStepHandler] = []
         self._status: AgentStatus = "idle"
@@ -116,7 +134,7 @@ class AgentLoop:
         self._steps = StepRunner(
             session=session,
             adapter=adapter,
-            tools=_index_tools(tools),
+            tools=tools,
             header=header,
             inbox=self._inbox,
             checkpoint=self._checkpoint,
@@ -124,6 +142,45 @@ class AgentLoop:
         )
         if store is not None:
             store.attach(session)  # attaching the same object again does nothing
+
+    # --- closing ----------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Stop driving the session and give it back, so another loop may be built over
+        it. A running turn is aborted with cause ``disposed`` (pending input stays in
+        the durable inbox, for the next loop); once the driver is idle the log is
+        flushed to the store, if any. Later deliveries, cancels and inbox changes
+        raise :class:`AgentClosedError`. Closing again does nothing more. A loop that
+        is garbage-collected gives its session back too."""
+        self._check_outside_own_turn("aclose()")
+        self._closed = True
+        try:
+            scope = self._scope
+            if scope is not None:
+                scope.cancel(as_cancel_cause("disposed"))
+            await self.when_idle()
+            if self._store is not None:
+                await self._store.flush(self._session)
+        finally:
+            self._inbox.close()
+            release(self._session, self)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`aclose` was called."""
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise AgentClosedError(
+                f"the agent loop of session {self.id!r} is closed", session_id=self.id
+            )
 
     # --- the Agent surface -------------------------------------------------------------
 
@@ -149,6 +206,7 @@ class AgentLoop:
         to an idle agent starts a turn before returning; one that arrives while a turn
         is aborting goes to next-turn and runs once that turn has closed. A message
         whose id is already pending raises :class:`InboxError` and changes nothing."""
+        self._check_open()
         target = check_target(target)
         if wakeup:
             asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
@@ -175,6 +233,7 @@ class AgentLoop:
         """Abort the running turn with ``cause`` (the first cause wins). Unless
         ``keep_inbox``, everything pending is discarded first (durably). Cancelling
         an idle agent only clears the inbox."""
+        self._check_open()
         cancel_cause = as_cancel_cause(cause)
         if not keep_inbox:
             self._inbox.clear()
@@ -186,12 +245,18 @@ class AgentLoop:
     async def when_idle(self) -> None:
         """Return once the driver is quiescent (including a turn woken by a latch)."""
         while (driver := self._driver) is not None:
-            if asyncio.current_task() in (driver, self._steps.tool_task):
-                raise AgentError(
-                    f"when_idle() of agent {self.id!r} was awaited inside its own turn "
-                    "(a tool or pre-step handler); it would wait forever"
-                )
+            self._check_outside_own_turn("when_idle()")
             await asyncio.wait((driver,))
+
+    def _check_outside_own_turn(self, what: str) -> None:
+        if self._driver is not None and asyncio.current_task() in (
+            self._driver,
+            self._steps.tool_task,
+        ):
+            raise AgentError(
+                f"{what} of agent {self.id!r} was awaited inside its own turn "
+                "(a tool or pre-step handler); it would wait forever"
+            )
 
     def subscribe(self, observer: NotificationObserver) -> Callable[[], None]:
         """Call ``observer`` with every live notification, synchronously and in order;
@@ -294,7 +359,7 @@ class AgentLoop:
     def _become_idle(self) -> None:
         self._driver = None
         self._scope = None
-        wake = self._latched and self._inbox.has_pending
+        wake = self._latched and self._inbox.has_pending and not self._closed
         self._latched = False
         self._set_status("idle")
         if wake and self._status == "idle":

@@ -11,14 +11,16 @@ requests and the reconstruction uses it too, so a difference found by
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from dsh_agent.errors import AgentError
 from dsh_llm.messages import Message
 from dsh_llm.request import GenerateRequest, ToolSchema
-from dsh_llm.stream import FinishChunk
+from dsh_llm.stream import AbortedFinish, ErrorFinish, FinishChunk, StreamChunk
 from dsh_session.events import (
     AssistantChunkEvent,
     InboxSplicedEvent,
+    Replace,
     RequestHeader,
     SessionEvent,
 )
@@ -53,11 +55,11 @@ class RequestReconstructionError(AgentError):
         self.seq = seq
 
 
-def _request_at(state: LogState, seq: int) -> GenerateRequest:
-    """The request implied by the log folded into ``state``, for an attempt at ``seq``."""
+def _header_at(state: LogState, seq: int) -> RequestHeader:
+    """The header in force in the log folded into ``state``, for an attempt at ``seq``."""
     if state.request_header is None:
         raise RequestReconstructionError(f"no request/header precedes event {seq}", seq=seq)
-    return build_request(state.request_header, state.surface.messages())
+    return state.request_header
 
 
 def _fold(state: LogState, event: SessionEvent, index: int) -> None:
@@ -70,26 +72,67 @@ def _fold(state: LogState, event: SessionEvent, index: int) -> None:
     state.commit(event, state.check(event))
 
 
-def reconstruct_requests(events: Sequence[SessionEvent]) -> list[GenerateRequest]:
-    """Rebuild, from the log alone, every request that produced at least one
-    ``assistant/chunk`` (failed attempts included), in log order. An attempt runs from
-    its first chunk to its ``finish`` chunk, or to the next event the loop writes for
-    the step (an inbox splice does not count: a delivery may write one at any moment).
-    Its request is the latest ``request/header`` plus the surface fold of the log
-    before its first chunk. The log is validated as it is folded
-    (``SessionValidationError`` names a bad event)."""
+@dataclass(frozen=True)
+class ModelAttempt:
+    """One model attempt of the log, kept cheaply: its header and a view of the derived
+    history it was sent with (views of one log share their storage, so keeping every
+    attempt of a long log costs memory linear in the log)."""
+
+    seq: int
+    """The seq of the attempt's first ``assistant/chunk``."""
+    header: RequestHeader
+    messages: Sequence[Message]
+    rewritten: bool
+    """A surface replace (e.g. compaction) came since the previous attempt. When
+    False, the previous attempt's messages are a prefix of these."""
+
+    def request(self) -> GenerateRequest:
+        """The request itself (this copies the history: O(len(messages)))."""
+        return build_request(self.header, self.messages)
+
+
+def reconstruct_attempts(events: Sequence[SessionEvent]) -> list[ModelAttempt]:
+    """Find, from the log alone, every model attempt that produced at least one
+    ``assistant/chunk`` (failed attempts included), in log order, in one pass.
+
+    An attempt is a run of chunks of one step: it begins with a chunk and ends at the
+    next event the loop writes for the step (an inbox splice does not count: a
+    delivery may write one at any moment). The one exception is a retry, which may
+    stream right after a failed attempt: a chunk after a ``finish {error|aborted}``
+    begins a new attempt. A chunk after a successful finish does not (the loop stops
+    reading at the first finish; such chunks only come from older or foreign writers)
+    and stays part of the attempt it follows. Its request is the latest
+    ``request/header`` plus the surface fold of the log before its first chunk. The
+    log is validated as it is folded (``SessionValidationError`` names a bad event)."""
     state = LogState(events)
-    requests: list[GenerateRequest] = []
+    attempts: list[ModelAttempt] = []
     attempt_open = False
+    rewritten = False
     for index, event in enumerate(events):
         if isinstance(event, AssistantChunkEvent):
             if not attempt_open:
-                requests.append(_request_at(state, event.seq))
-            attempt_open = not isinstance(event.data.chunk, FinishChunk)
+                header = _header_at(state, event.seq)
+                messages = state.surface.messages()
+                attempts.append(ModelAttempt(event.seq, header, messages, rewritten))
+                rewritten = False
+            attempt_open = not _failed_finish(event.data.chunk)
         elif not isinstance(event, InboxSplicedEvent):
             attempt_open = False
         _fold(state, event, index)
-    return requests
+        rewritten = rewritten or isinstance(event.surface_op, Replace)
+    return attempts
+
+
+def reconstruct_requests(events: Sequence[SessionEvent]) -> list[GenerateRequest]:
+    """Rebuild, from the log alone, every request that produced at least one
+    ``assistant/chunk``, in log order (see :func:`reconstruct_attempts` for what an
+    attempt is). Each request holds its own copy of the history, so the result grows
+    with turns x history; :func:`reconstruct_attempts` stays linear in the log."""
+    return [attempt.request() for attempt in reconstruct_attempts(events)]
+
+
+def _failed_finish(chunk: StreamChunk) -> bool:
+    return isinstance(chunk, FinishChunk) and isinstance(chunk.reason, ErrorFinish | AbortedFinish)
 
 
 def reconstruct_request(events: Sequence[SessionEvent]) -> GenerateRequest:
@@ -98,7 +141,7 @@ def reconstruct_request(events: Sequence[SessionEvent]) -> GenerateRequest:
     state = LogState(events)
     for index, event in enumerate(events):
         _fold(state, event, index)
-    return _request_at(state, len(events))
+    return build_request(_header_at(state, len(events)), state.surface.messages())
 
 
 _SCALAR_FIELDS = (

@@ -26,6 +26,7 @@ from dsh_agent.tools import Tool, ToolCallOutcome, ToolContext, execute_tool_cal
 from dsh_llm.assembler import BlockAssembler
 from dsh_llm.content import TextBlock, ToolCallBlock
 from dsh_llm.create import create_tool_result_message
+from dsh_llm.errors import LlmError
 from dsh_llm.messages import UserMessage
 from dsh_llm.request import GenerateRequest, ModelAdapter
 from dsh_llm.stream import (
@@ -51,6 +52,11 @@ from dsh_session.events import (
     TurnEndReason,
 )
 from dsh_session.session import Session
+
+INCOMPLETE_STREAM = "INCOMPLETE_STREAM"
+"""The failure code of an attempt whose stream ended without a ``finish`` chunk."""
+MALFORMED_STREAM = "MALFORMED_STREAM"
+"""The failure code of an attempt whose chunks cannot be assembled into a message."""
 
 Checkpoint = Callable[[CancelScope], Awaitable[None]]
 """Makes the log durable so far (a no-op without a store)."""
@@ -157,10 +163,10 @@ class StepRunner:
             return ErrorReason(error=finish.failure)
         try:
             message = assembler.message(provider=provider, model=model)
-        except Exception as error:  # a stream that cannot be assembled is a failed call
-            failure = LlmFailure.from_exception(error)
-            self._log_chunk(turn, step, _error_finish(failure), assembler, chunk_seqs)
-            return ErrorReason(error=failure)
+        except Exception as error:  # e.g. a block type only a block-end can carry
+            # The attempt already ended at its finish chunk: the turn ends with the
+            # failure, and no second finish is logged for it.
+            return ErrorReason(error=_malformed(error))
         self._session.append(
             "assistant/message",
             AssistantMessageData(turn=turn, step=step, message=message, usage=assembler.usage),
@@ -183,34 +189,57 @@ class StepRunner:
         assembler: BlockAssembler,
         chunk_seqs: list[int],
     ) -> None:
-        """Log every chunk as it arrives; an adapter that raises (or streams something
-        unusable) is logged as a terminal ``finish {error}`` chunk."""
+        """Log every chunk as it arrives, up to and including the first ``finish``: the
+        attempt ends there and the stream is closed unread. An adapter that raises, a
+        chunk the assembler refuses, or a stream that ends without a finish is logged
+        as one terminal ``finish {error}`` chunk, so every attempt in the log ends with
+        exactly one finish."""
+        failure: LlmFailure | None = None
         try:
             stream = self._adapter.stream(request)
             try:
-                async for chunk in stream:
-                    self._log_chunk(turn, step, chunk, assembler, chunk_seqs)
-                    if scope.cause is not None:  # cancelled by an observer of this chunk
-                        return
+                failure = await self._consume(scope, turn, step, stream, assembler, chunk_seqs)
             finally:
                 await _close(stream)
         except Exception as error:
-            failure = _error_finish(LlmFailure.from_exception(error))
-            self._log_chunk(turn, step, failure, assembler, chunk_seqs)
+            failure = LlmFailure.from_exception(error)
+        if failure is not None:
+            finish = _error_finish(failure)
+            self._record_chunk(turn, step, finish, chunk_seqs)
+            assembler.push(finish)
 
-    def _log_chunk(
+    async def _consume(
         self,
+        scope: CancelScope,
         turn: int,
         step: int,
-        chunk: StreamChunk,
+        stream: AsyncIterator[StreamChunk],
         assembler: BlockAssembler,
         chunk_seqs: list[int],
+    ) -> LlmFailure | None:
+        """Log and assemble chunks until the first finish (or a cancel); the failure to
+        log when the stream ends without one."""
+        async for chunk in stream:
+            self._record_chunk(turn, step, chunk, chunk_seqs)
+            try:
+                assembler.push(chunk)
+            except LlmError as error:  # logged, but it does not fit the stream so far
+                return _malformed(error)
+            if isinstance(chunk, FinishChunk) or scope.cause is not None:
+                return None  # finished, or cancelled by an observer of this chunk
+        if scope.cause is not None:
+            return None
+        return LlmFailure(
+            message="the model stream ended without a finish chunk", code=INCOMPLETE_STREAM
+        )
+
+    def _record_chunk(
+        self, turn: int, step: int, chunk: StreamChunk, chunk_seqs: list[int]
     ) -> None:
         event = self._session.append(
             "assistant/chunk", AssistantChunkData(turn=turn, step=step, chunk=chunk)
         )
         chunk_seqs.append(event.seq)
-        assembler.push(chunk)
 
     # --- tools -----------------------------------------------------------------------------
 
@@ -297,6 +326,12 @@ def _not_started(error: Exception) -> ToolCallOutcome:
         error=ToolErrorInfo(name="ToolNotStartedError", code="TOOL_NOT_STARTED"),
         meta=None,
         additional_contexts=(),
+    )
+
+
+def _malformed(error: Exception) -> LlmFailure:
+    return LlmFailure(
+        message=f"the model stream cannot be assembled: {error}", code=MALFORMED_STREAM
     )
 
 

@@ -6,15 +6,19 @@ them, so each test pins one rule of reconstruction.
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
 from typing import Any
 
 import pytest
 
+from dsh_agent.commands.rebuild import rebuild_requests, request_table
 from dsh_agent.requests import (
     RequestMismatch,
     RequestReconstructionError,
     build_request,
     diff_requests,
+    reconstruct_attempts,
     reconstruct_request,
     reconstruct_requests,
 )
@@ -228,6 +232,34 @@ def test_a_failed_attempt_and_its_retry_are_two_requests() -> None:
     assert reconstruct_requests(log.session.events) == [build_request(HEADER, [question])] * 2
 
 
+def test_chunks_after_a_successful_finish_belong_to_the_same_attempt() -> None:
+    # Older loops logged whatever a provider sent after its finish (and a second
+    # finish when the answer could not be assembled): still one request.
+    log = Log()
+    question = prompt("hi")
+    log.start_turn()
+    log.start_step(question)
+    log.header()
+    failure = LlmFailure(message="cannot assemble", code="MALFORMED_STREAM")
+    seqs = log.chunks(
+        TextDeltaChunk(index=0, text="hello"),
+        FinishChunk(reason=StopFinish()),
+        TextDeltaChunk(index=0, text=" leaked"),
+        FinishChunk(reason=ErrorFinish(failure=failure)),
+    )
+    log.end_step()
+    log.append("turn/end", {"turn": 1, "reason": {"kind": "error", "error": failure}})
+    later = prompt("again")
+    log.start_turn()
+    log.start_step(later)
+    log.stream_text("ok")
+    assert len(seqs) == 4
+    assert reconstruct_requests(log.session.events) == [
+        build_request(HEADER, [question]),
+        build_request(HEADER, [question, later]),
+    ]
+
+
 def test_an_inbox_splice_during_a_stream_does_not_start_a_new_attempt() -> None:
     log = Log()
     question = prompt("hi")
@@ -424,3 +456,89 @@ def test_request_mismatch_lists_the_differences() -> None:
     error = RequestMismatch(["model: live 'a' != rebuilt 'b'"])
     assert error.differences == ("model: live 'a' != rebuilt 'b'",)
     assert "model: live 'a' != rebuilt 'b'" in str(error)
+
+
+# --- reconstruct_attempts: linear in the log -------------------------------------------
+
+
+def long_log(turns: int) -> Log:
+    log = Log()
+    for _ in range(turns):
+        tool_turn(log)
+    return log
+
+
+def test_attempts_share_the_history_instead_of_copying_it() -> None:
+    log = long_log(3)
+    attempts = reconstruct_attempts(log.session.events)
+    assert [attempt.request() for attempt in attempts] == reconstruct_requests(log.session.events)
+    assert [attempt.rewritten for attempt in attempts] == [False] * 6
+    first, last = attempts[0].messages, attempts[-1].messages
+    assert all(a is b for a, b in zip(first, last[: len(first)], strict=True))
+
+
+def test_an_attempt_after_a_surface_rewrite_says_so() -> None:
+    log = Log()
+    tool_turn(log)
+    shadowed = surface_seqs(log)
+    summary = create_user_message(content="Summary.", source={"kind": "plugin", "plugin": "c"})
+    log.append(
+        "user/message",
+        summary,
+        surface_op=Replace(start=shadowed[0], end=shadowed[-1]),
+        source_event_seqs=shadowed,
+    )
+    next_turn(log, "And then?")
+    log.end_step()
+    log.end_turn()
+    next_turn(log, "And now?")
+    assert [a.rewritten for a in reconstruct_attempts(log.session.events)] == [
+        False,
+        False,
+        True,
+        False,
+    ]
+
+
+def held_while_rebuilding(turns: int) -> int:
+    """Bytes still allocated while every rebuilt request of a ``turns``-turn log is kept
+    (as ``dsh sessions verify`` keeps them), over the log itself."""
+    events = long_log(turns).session.events
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        rebuilt = rebuild_requests(events)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(rebuilt) == 2 * turns
+    return held
+
+
+def test_rebuilding_every_request_holds_memory_linear_in_the_log() -> None:
+    # Quadratic growth (each request copying its history) would make 4x the turns
+    # cost about 16x the memory; linear growth costs about 4x.
+    small, large = held_while_rebuilding(50), held_while_rebuilding(200)
+    assert large < 6 * small
+
+
+def test_a_long_request_table_collapses_plain_growth_but_keeps_every_rewrite() -> None:
+    log = long_log(30)  # 60 requests, more than the table shows one by one
+    shadowed = surface_seqs(log)[-4:]  # the last tool turn
+    summary = create_user_message(content="Summary.", source={"kind": "plugin", "plugin": "c"})
+    log.append(
+        "user/message",
+        summary,
+        surface_op=Replace(start=shadowed[0], end=shadowed[-1]),
+        source_event_seqs=shadowed,
+    )
+    for text in ("one", "two", "three"):
+        next_turn(log, text)
+        log.end_step()
+        log.end_turn()
+    table = request_table(rebuild_requests(log.session.events))
+    numbers = list(table.columns[0].cells)
+    rewritten = list(table.columns[4].cells)
+    assert numbers == ["1", "2-60", "61", "62", "63"]
+    assert rewritten == ["", "", "3", "", ""]  # request 60 ended with 3 of them
