@@ -294,8 +294,10 @@ class SessionStore(ABC):
 
     async def close(self) -> None:
         """Flush every attached session, then release the backend and with it the
-        ownership of every session. The backend is released even when a flush fails; the failure is raised afterwards, naming the
-        sessions whose events are not durable (they are still in the session objects)."""
+        ownership of every session. The backend is released even when a flush fails;
+        the failure is raised afterwards, naming the sessions whose events are not
+        durable (they are still in the session objects): as a
+        :class:`SessionConflictError` if another writer took one of them over."""
         if self._closed:
             return
         failures: list[StoreError] = []

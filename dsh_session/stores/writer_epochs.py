@@ -28,7 +28,8 @@ from dsh_session.header import SessionId
 class Cursor(Protocol):
     """The part of a DB-API cursor (or sqlite3 connection) the epochs use."""
 
-    rowcount: int
+    @property
+    def rowcount(self) -> int: ...
 
     def execute(self, sql: str, parameters: Any = ..., /) -> Any: ...
 
