@@ -100,6 +100,7 @@ class SessionLocks:
 
     def _open(self, session_id: SessionId, path: Path) -> BinaryIO:
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)  # a writer may be the first
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as error:
             raise StoreError(
