@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from dsh_session.errors import SessionConflictError, StoreError
+from dsh_session.header import SessionId
 from dsh_session.session import Session
 from dsh_session.stores import MemorySessionStore, SqliteSessionStore
 
@@ -92,6 +93,7 @@ async def test_a_live_writer_process_refuses_load_and_attach_but_not_read(
         owner.send_signal(signal.SIGKILL)
         owner.communicate()
 
+    assert store.lock_path_of(SessionId("held")).exists()  # left by the killed owner, not locked
     loaded = await store.load("held")  # a killed owner's ownership died with it
     durable = flushed_events(report)
     as_stored = [event.model_dump(mode="json") for event in loaded.events]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_session.session import Session
-from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
+from dsh_session.stores import JsonlSessionStore, SqliteSessionStore
 
 from .scenarios import complete_turn
 
@@ -22,7 +22,7 @@ Event = dict[str, Any]
 """An event as wire JSON."""
 
 
-def open_backend(backend: str, location: Path) -> SessionStore:
+def open_backend(backend: str, location: Path) -> SqliteSessionStore | JsonlSessionStore:
     if backend == "sqlite":
         return SqliteSessionStore(location)
     return JsonlSessionStore(location)
