@@ -2,6 +2,7 @@
 request-header fold, fork, crash repair and persistence backends."""
 
 from dsh_session.errors import (
+    SessionConflictError,
     SessionCorruptError,
     SessionError,
     SessionFormatError,
@@ -117,6 +118,7 @@ __all__ = [
     "RequestHeaderData",
     "RequestHeaderEvent",
     "Session",
+    "SessionConflictError",
     "SessionCorruptError",
     "SessionError",
     "SessionEvent",

@@ -50,3 +50,15 @@ class SessionCorruptError(SessionError):
 class StoreError(SessionError):
     """A persistence failure: a write or read failed, or the store refused the call
     (e.g. loading an id that the same store still has attached)."""
+
+
+class SessionConflictError(StoreError):
+    """Another writer owns the session: a second store object or process tried to
+    attach or load it, or a newer writer took it over. Nothing of this writer's call
+    was written. ``session_id`` names the session, ``holder`` what owns it, when known
+    (e.g. ``pid 4711 on build-3``)."""
+
+    def __init__(self, message: str, *, session_id: str, holder: str | None = None) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.holder = holder

@@ -5,6 +5,7 @@
 ``MemorySessionStore`` (tests), and ``open_store(url)`` to pick one from configuration.
 """
 
+from dsh_session.errors import SessionConflictError
 from dsh_session.stores.base import SessionNotFoundError, SessionStore, StoreStats
 from dsh_session.stores.jsonl import JsonlSessionStore
 from dsh_session.stores.memory import MemorySessionStore
@@ -16,6 +17,7 @@ __all__ = [
     "JsonlSessionStore",
     "LoadReport",
     "MemorySessionStore",
+    "SessionConflictError",
     "SessionNotFoundError",
     "SessionStore",
     "SqliteSessionStore",

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from dsh_session.errors import SessionError, StoreError
+from dsh_session.errors import SessionConflictError, SessionError, StoreError
 from dsh_session.events import SessionEvent
 from dsh_session.header import SessionHeader, SessionId, validate_session_id
 from dsh_session.session import Session
@@ -123,10 +123,19 @@ class SessionStore(ABC):
 
     @abstractmethod
     def _release(self) -> None:
-        """Release files and connections."""
+        """Release files and connections, and the ownership of every session."""
 
     def _forget(self, session_id: SessionId) -> None:  # noqa: B027 - optional hook
         """Drop backend bookkeeping about a session that is no longer attached."""
+
+    def _claim(self, session_id: SessionId, *, stored: bool) -> None:  # noqa: B027
+        """Take exclusive ownership of a session for writing, or raise
+        :class:`SessionConflictError` naming who holds it. ``stored`` is true for a
+        load (called under the I/O lock, before the log is read) and false for an
+        attach (called inline: it must not use state a running write uses)."""
+
+    def _disclaim(self, session_id: SessionId) -> None:  # noqa: B027 - optional hook
+        """Give ownership of a session up (nothing happens if it is not held)."""
 
     # --- tracking ---------------------------------------------------------------------
 
@@ -138,10 +147,13 @@ class SessionStore(ABC):
         if tracked is not None and tracked.session is session:
             return
         if tracked is not None or session.id in self._loading:
-            raise StoreError(
+            raise SessionConflictError(
                 f"another session object with id {session.id!r} is already attached to "
-                "this store; detach it first"
+                "this store; detach it first",
+                session_id=session.id,
+                holder=repr(self),
             )
+        self._claim(session.id, stored=False)
         self._tracked[session.id] = _Tracked(session, durable=0, stored=False)
 
     def detach(self, session: Session) -> None:
@@ -157,6 +169,7 @@ class SessionStore(ABC):
             )
         del self._tracked[session.id]
         self._forget(session.id)
+        self._disclaim(session.id)
 
     def load_report(self, session: Session) -> LoadReport:
         """What :meth:`load` found and repaired when it produced ``session``."""
@@ -191,6 +204,9 @@ class SessionStore(ABC):
         """Write one batch, counting it and naming what failed."""
         try:
             self._write_batch(batch)
+        except SessionConflictError:
+            self.stats.failed_writes += 1
+            raise  # as itself: the caller must be able to tell a takeover from an I/O error
         except Exception as error:
             self.stats.failed_writes += 1
             events = batch.events
@@ -216,18 +232,22 @@ class SessionStore(ABC):
         sid = validate_session_id(session_id)
         self._check_open()
         if sid in self._tracked or sid in self._loading:
-            raise StoreError(
+            raise SessionConflictError(
                 f"session {sid!r} is attached to this store; detach it with "
-                "store.detach(session) or load it through another store object"
+                "store.detach(session) before loading it again",
+                session_id=sid,
+                holder=repr(self),
             )
         self._loading.add(sid)
         try:
+            await self._call(lambda: self._claim(sid, stored=True), batch_size=0)
             session, report, stored = await self._restore(sid, resuming=True)
             if report.appended or stored.torn_tail is not None:
                 repair = Batch(sid, None, report.appended)
                 await self._call(lambda: self._commit(repair), batch_size=len(report.appended))
         except BaseException:
             self._forget(sid)
+            self._disclaim(sid)
             raise
         finally:
             self._loading.discard(sid)
@@ -273,22 +293,30 @@ class SessionStore(ABC):
     # --- lifetime ---------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Flush every attached session, then release the backend. The backend is
-        released even when a flush fails; the failure is raised afterwards, naming the
-        sessions whose events are not durable (they are still in the session objects)."""
+        """Flush every attached session, then release the backend and with it the
+        ownership of every session. The backend is released even when a flush fails;
+        the failure is raised afterwards, naming the sessions whose events are not
+        durable (they are still in the session objects): as a
+        :class:`SessionConflictError` if another writer took one of them over."""
         if self._closed:
             return
-        failures: list[str] = []
+        failures: list[StoreError] = []
         for tracked in list(self._tracked.values()):
             try:
                 await self.flush(tracked.session)
             except StoreError as error:
-                failures.append(str(error))
+                failures.append(error)
         self._closed = True
         await self._call(self._release, batch_size=0)
         self._tracked.clear()
         if failures:
-            raise StoreError("closed with events that are not durable: " + "; ".join(failures))
+            message = "closed with events that are not durable: " + "; ".join(map(str, failures))
+            conflict = next((e for e in failures if isinstance(e, SessionConflictError)), None)
+            if conflict is not None:  # still the caller's to recognise as a takeover
+                raise SessionConflictError(
+                    message, session_id=conflict.session_id, holder=conflict.holder
+                ) from conflict
+            raise StoreError(message)
 
     async def __aenter__(self) -> Self:
         return self

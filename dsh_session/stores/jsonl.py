@@ -9,7 +9,10 @@ written at the known end of the valid log and fsynced, so the retry of a failed 
 overwrites whatever part of it reached the file: no partial line is ever left in the
 middle of the log.
 
-One process writes a given session at a time; the store does not lock files.
+One writer per session: a store holds ``<session-id>.jsonl.lock`` locked (``flock``)
+from attach or load until detach or close, so a second writer is refused with
+:class:`SessionConflictError` before it reads or writes anything (``ownership.py``).
+Readers take no lock.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dsh_session.header import SessionHeader, SessionId, parse_header
 from dsh_session.stores._codec import dump_event, dump_header_line
 from dsh_session.stores._jsonl_scan import scan_jsonl
 from dsh_session.stores.base import INLINE_BATCH_LIMIT, Batch, SessionNotFoundError, SessionStore
+from dsh_session.stores.ownership import SessionLocks
 from dsh_session.stores.recovery import StoredLog
 
 logger = logging.getLogger(__name__)
@@ -52,6 +56,7 @@ class JsonlSessionStore(SessionStore):
         """The directory holding the session files."""
         self.directory.mkdir(parents=True, exist_ok=True)
         self._ends: dict[SessionId, _FileEnd] = {}
+        self._locks = SessionLocks(self.lock_path_of, repr(self))
 
     def __repr__(self) -> str:
         return f"JsonlSessionStore({str(self.directory)!r})"
@@ -59,6 +64,19 @@ class JsonlSessionStore(SessionStore):
     def path_of(self, session_id: SessionId) -> Path:
         """The file that holds (or will hold) a session."""
         return self.directory / f"{session_id}{_SUFFIX}"
+
+    def lock_path_of(self, session_id: SessionId) -> Path:
+        """The lock file a writer of the session holds (it exists only while held, or
+        after a writer crashed)."""
+        return self.directory / f"{session_id}{_SUFFIX}.lock"
+
+    # --- ownership --------------------------------------------------------------------
+
+    def _claim(self, session_id: SessionId, *, stored: bool) -> None:
+        self._locks.acquire(session_id)
+
+    def _disclaim(self, session_id: SessionId) -> None:
+        self._locks.release(session_id)
 
     # --- writing ----------------------------------------------------------------------
 
@@ -156,6 +174,7 @@ class JsonlSessionStore(SessionStore):
 
     def _release(self) -> None:
         self._ends.clear()
+        self._locks.release_all()
 
 
 def _write_at(fd: int, data: bytes, offset: int) -> None:

@@ -8,6 +8,12 @@ an unreadable row is corruption here, never a torn tail.
 Layout (``PRAGMA user_version`` = 1): ``dsh_sessions(id, created_at, header)`` with the
 header's wire JSON, and ``dsh_events(session_id, seq, event)`` with each event's wire
 JSON, keyed by ``(session_id, seq)``. Other tables in the same file are left alone.
+
+One writer per session, twice over: a store holds the lock file
+``<database>.<session-id>.lock`` from attach or load until detach or close, so a second
+writer is refused while the first lives (``ownership.py``); and it claims a writer
+epoch in ``dsh_session_writers`` (created by the first claim), which every batch
+re-checks inside its own transaction (``writer_epochs.py``). Readers take neither.
 """
 
 from __future__ import annotations
@@ -22,9 +28,13 @@ from dsh_session.header import SessionHeader, SessionId, parse_header
 from dsh_session.parse import parse_events
 from dsh_session.stores._codec import dump_event, dump_header
 from dsh_session.stores.base import INLINE_BATCH_LIMIT, Batch, SessionNotFoundError, SessionStore
+from dsh_session.stores.ownership import SessionLocks, this_writer
 from dsh_session.stores.recovery import StoredLog
+from dsh_session.stores.writer_epochs import WriterEpochs
 
 logger = logging.getLogger(__name__)
+
+_EPOCHS = WriterEpochs("?")
 
 LAYOUT_VERSION = 1
 """Version of the table layout, kept in ``PRAGMA user_version``."""
@@ -62,6 +72,9 @@ class SqliteSessionStore(SessionStore):
         self.path = Path(path)
         """The database file."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._locks = SessionLocks(self.lock_path_of, repr(self))
+        self._epochs: dict[SessionId, int] = {}
+        """The writer epoch this store claimed, per session it owns and has written."""
         try:
             self._db = sqlite3.connect(
                 self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
@@ -95,9 +108,49 @@ class SqliteSessionStore(SessionStore):
                 f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {LAYOUT_VERSION}; COMMIT;"
             )
 
+    def lock_path_of(self, session_id: SessionId) -> Path:
+        """The lock file a writer of the session holds (it exists only while held, or
+        after a writer crashed)."""
+        return self.path.with_name(f"{self.path.name}.{session_id}.lock")
+
+    # --- ownership --------------------------------------------------------------------
+
+    def _claim(self, session_id: SessionId, *, stored: bool) -> None:
+        """Lock the session; for a load, also claim its epoch now (fencing any older
+        writer before the log is read). A new session claims its epoch in the
+        transaction that creates it."""
+        self._locks.acquire(session_id)
+        if not stored:
+            return
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                exists = db.execute(
+                    "SELECT 1 FROM dsh_sessions WHERE id = ?", (session_id,)
+                ).fetchone()
+                if exists is None:
+                    raise SessionNotFoundError(session_id, repr(self))
+                epoch = _EPOCHS.claim(db.cursor(), session_id, this_writer())
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as error:
+            raise StoreError(f"{self}: cannot claim session {session_id!r}: {error}") from error
+        self.stats.fsyncs += 1
+        self._epochs[session_id] = epoch
+
+    def _disclaim(self, session_id: SessionId) -> None:
+        self._epochs.pop(session_id, None)
+        self._locks.release(session_id)
+
     # --- writing ----------------------------------------------------------------------
 
     def _write_batch(self, batch: Batch) -> None:
+        """Write the batch in one transaction that first checks (or, creating the
+        session, claims) this store's writer epoch."""
         sid = batch.session_id
         rows = [(sid, event.seq, dump_event(event).decode()) for event in batch.events]
         db = self._db
@@ -105,6 +158,10 @@ class SqliteSessionStore(SessionStore):
         try:
             if batch.header is not None:
                 self._insert_header(batch.header)
+                epoch = _EPOCHS.claim(db.cursor(), sid, this_writer())
+            else:
+                epoch = self._epochs[sid]
+                _EPOCHS.check(db.cursor(), sid, epoch, repr(self))
             db.executemany("INSERT INTO dsh_events (session_id, seq, event) VALUES (?, ?, ?)", rows)
             db.execute("COMMIT")
         except BaseException:
@@ -112,6 +169,7 @@ class SqliteSessionStore(SessionStore):
                 db.execute("ROLLBACK")
             raise
         self.stats.fsyncs += 1
+        self._epochs[sid] = epoch
 
     def _insert_header(self, header: SessionHeader) -> None:
         try:
@@ -163,3 +221,5 @@ class SqliteSessionStore(SessionStore):
 
     def _release(self) -> None:
         self._db.close()
+        self._epochs.clear()
+        self._locks.release_all()

@@ -111,6 +111,7 @@ async def test_jsonl_failed_fsync_is_retried_without_duplicating_lines(
 
     lines = store.path_of(session.id).read_bytes().splitlines()
     assert len(lines) == 1 + session.seq
+    await store.close()
     await _assert_durable(JsonlSessionStore(tmp_path), session)
 
 
@@ -134,6 +135,7 @@ async def test_jsonl_partial_write_is_cut_before_the_retry(
     await store.flush(session)
 
     assert store.stats.failed_writes == 1
+    await store.close()
     await _assert_durable(JsonlSessionStore(tmp_path), session)
 
 
@@ -150,6 +152,7 @@ async def test_jsonl_failed_creation_is_retried(
         await store.flush(session)
     assert not store.path_of(session.id).exists()
     await store.flush(session)
+    await store.close()
 
     assert [path.name for path in tmp_path.iterdir()] == [f"{session.id}.jsonl"]
     await _assert_durable(JsonlSessionStore(tmp_path), session)

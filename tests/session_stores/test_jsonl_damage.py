@@ -65,6 +65,7 @@ async def test_a_file_cut_anywhere_in_the_last_batch_loads_its_complete_lines(
                 max(e for e in line_ends if e <= cut),
                 cut - torn.offset,
             )
+        await store.close()
         again = JsonlSessionStore(directory)
         reloaded = await again.load("torn")
         assert again.load_report(reloaded).torn_tail is None
