@@ -122,17 +122,3 @@ def test_text_from_the_log_cannot_drive_the_terminal(dsh: Dsh) -> None:
     assert "[bold red]markup[/bold red]" in outputs["show"]
     assert "copy ␛]52;c;cm0gLXJmIH4=" in outputs["show"]  # visible, not acted on
     assert "\\u009b2J" in outputs["show --json"]
-
-
-def test_fork_writes_only_the_new_session_into_an_existing_store(dsh: Dsh) -> None:
-    logs = dsh.cwd / "logs"
-    session = Session.create()
-    complete_turn(session)
-    _store(JsonlSessionStore(logs), session)
-    before = _tree(logs)
-
-    forked = dsh.json("sessions", "fork", session.id, "--store", "jsonl:///logs")
-
-    after = _tree(logs)
-    assert set(after) - set(before) == {f"{forked['id']}.jsonl"}
-    assert {name: after[name] for name in before} == before

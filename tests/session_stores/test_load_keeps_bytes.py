@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_session.errors import SessionCorruptError, SessionFormatError
+from dsh_session.errors import SessionCorruptError
 from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore
 from dsh_session.stores._torn_sidecar import set_aside
@@ -106,22 +106,6 @@ async def test_rows_of_an_unknown_shape_are_corruption_and_the_file_is_untouched
         await JsonlSessionStore(tmp_path).load("kept")
 
     assert raised.value.seq == start + 1
-    assert _files(tmp_path) == before
-
-
-async def test_an_unknown_event_type_at_the_end_is_a_format_error_and_the_file_is_untouched(
-    tmp_path: Path,
-) -> None:
-    session, committed = await _stored_log(tmp_path)
-    row = {"type": "future/thing", "seq": session.seq, "data": {}}
-    data = committed + json.dumps(row).encode() + b"\n"
-    (tmp_path / "kept.jsonl").write_bytes(data)
-    before = _files(tmp_path)
-
-    with pytest.raises(SessionFormatError) as raised:
-        await JsonlSessionStore(tmp_path).load("kept")
-
-    assert raised.value.event_type == "future/thing"
     assert _files(tmp_path) == before
 
 
