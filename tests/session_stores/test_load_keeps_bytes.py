@@ -3,12 +3,17 @@ inspecting read moves nothing, and rows that parse are never mistaken for a torn
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from dsh_session.errors import SessionCorruptError
+from dsh_session.errors import SessionCorruptError, StoreError
 from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore
 from dsh_session.stores._torn_sidecar import set_aside
@@ -119,3 +124,67 @@ async def test_a_json_row_without_a_seq_at_the_end_is_corruption(tmp_path: Path)
 
     assert raised.value.seq == session.seq
     assert (tmp_path / "kept.jsonl").read_bytes() == data
+
+
+async def test_a_failed_sidecar_write_leaves_the_log_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, committed = await _stored_log(tmp_path)
+    log = tmp_path / "kept.jsonl"
+    log.write_bytes(committed + b'{"seq":')
+    before = _files(tmp_path)
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "simulated full disk")
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(StoreError, match="log was left as it is"):
+        await JsonlSessionStore(tmp_path).load("kept")
+
+    assert _files(tmp_path) == before
+
+
+_LOAD_THEN_DIE = """
+import asyncio, os, signal, sys
+from dsh_session.stores import JsonlSessionStore, jsonl
+
+real = jsonl.set_aside
+
+def set_aside_then_crash(*args):
+    real(*args)
+    os.kill(os.getpid(), signal.SIGKILL)  # after the sidecar, before the log is cut
+
+jsonl.set_aside = set_aside_then_crash
+asyncio.run(JsonlSessionStore(sys.argv[1]).load("kept"))
+"""
+
+
+async def test_a_crash_between_sidecar_and_cut_loses_nothing(tmp_path: Path) -> None:
+    _, committed = await _stored_log(tmp_path)
+    torn = b'{"seq":20,"type":"assistant/ch'
+    log = tmp_path / "kept.jsonl"
+    log.write_bytes(committed + torn)
+
+    child = subprocess.run(
+        [sys.executable, "-c", _LOAD_THEN_DIE, str(tmp_path)],
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        check=False,
+    )
+
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    assert log.read_bytes() == committed + torn
+    (first,) = [path for path in tmp_path.iterdir() if ".torn-" in path.name]
+    assert first.read_bytes() == torn
+
+    store = JsonlSessionStore(tmp_path)
+    loaded = await store.load("kept")
+    report = store.load_report(loaded).torn_tail
+    await store.close()
+
+    assert report is not None and report.sidecar is not None
+    assert Path(report.sidecar) != first
+    assert first.read_bytes() == torn  # the earlier sidecar is never overwritten
+    assert Path(report.sidecar).read_bytes() == torn
+    assert log.read_bytes().startswith(committed)
+    assert torn not in log.read_bytes()
