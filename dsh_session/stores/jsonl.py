@@ -70,7 +70,8 @@ class JsonlSessionStore(SessionStore):
         if mode == "create":
             self.directory.mkdir(parents=True, exist_ok=True)
         elif not self.directory.is_dir():
-            raise StoreNotFoundError(str(self.directory), "no such directory")
+            problem = "not a directory" if self.directory.exists() else "no such directory"
+            raise StoreNotFoundError(str(self.directory), problem)
         self._ends: dict[SessionId, _FileEnd] = {}
 
     def __repr__(self) -> str:

@@ -42,6 +42,15 @@ def test_a_missing_jsonl_folder_is_refused_and_not_created(tmp_path: Path, mode:
     assert _tree(tmp_path) == {}
 
 
+def test_a_jsonl_store_that_names_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_bytes(b"mine")
+
+    with pytest.raises(StoreNotFoundError, match="not a directory"):
+        JsonlSessionStore(tmp_path / "notes.txt", mode="read")
+
+    assert _tree(tmp_path) == {"notes.txt": b"mine"}
+
+
 @pytest.mark.parametrize("mode", ["open", "read"])
 def test_a_missing_sqlite_file_is_refused_and_not_created(tmp_path: Path, mode: StoreMode) -> None:
     with pytest.raises(StoreNotFoundError, match="no such file"):
