@@ -89,6 +89,7 @@ class SqliteSessionStore(SessionStore):
             self.path.parent.mkdir(parents=True, exist_ok=True)
         else:
             _require_sqlite_file(self.path)
+            self._peek_layout()
         uri = f"{self.path.absolute().as_uri()}?mode={_URI_MODES[mode]}"
         try:
             self._db = sqlite3.connect(
@@ -98,7 +99,7 @@ class SqliteSessionStore(SessionStore):
             raise StoreError(f"{self}: cannot open the database: {error}") from error
         try:
             if mode != "create":
-                self._require_layout()
+                self._require_layout(self._db)
             if not self.read_only:
                 self._prepare()
         except sqlite3.Error as error:
@@ -111,13 +112,30 @@ class SqliteSessionStore(SessionStore):
     def __repr__(self) -> str:
         return f"SqliteSessionStore({str(self.path)!r})"
 
-    def _require_layout(self) -> None:
+    def _peek_layout(self) -> None:
+        """Check the layout before a normal connection could add companion files: when
+        no write-ahead log exists, the file alone is the whole database, and an
+        ``immutable`` connection reads it without creating ``-wal``/``-shm`` files (so
+        someone else's WAL-mode database is refused with nothing created). With a log
+        present, the check waits for the real connection, which sees the log."""
+        if Path(f"{self.path}-wal").exists():
+            return
+        try:
+            peek = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro&immutable=1", uri=True)
+        except sqlite3.Error as error:
+            raise StoreError(f"{self}: cannot open the database: {error}") from error
+        try:
+            self._require_layout(peek)
+        finally:
+            peek.close()
+
+    def _require_layout(self, db: sqlite3.Connection) -> None:
         """Refuse, by reading only, a database that does not hold dsh's tables."""
         try:
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            version = db.execute("PRAGMA user_version").fetchone()[0]
             tables = {
                 name
-                for (name,) in self._db.execute(
+                for (name,) in db.execute(
                     "SELECT name FROM sqlite_master WHERE type = 'table' "
                     "AND name IN ('dsh_sessions', 'dsh_events')"
                 )

@@ -61,25 +61,29 @@ def test_a_missing_sqlite_file_is_refused_and_not_created(tmp_path: Path, mode: 
     assert _tree(tmp_path) == {}
 
 
-def _foreign_database(path: Path) -> None:
+def _foreign_database(path: Path, journal_mode: str) -> None:
     db = sqlite3.connect(path)
+    db.execute(f"PRAGMA journal_mode={journal_mode}")
     db.execute("CREATE TABLE accounts (id INTEGER PRIMARY KEY, name TEXT)")
     db.execute("INSERT INTO accounts (name) VALUES ('ada')")
     db.commit()
     db.close()
 
 
+@pytest.mark.parametrize("journal_mode", ["delete", "wal"])
 @pytest.mark.parametrize("mode", ["open", "read"])
-def test_someone_elses_sqlite_file_is_refused_unchanged(tmp_path: Path, mode: StoreMode) -> None:
+def test_someone_elses_sqlite_file_is_refused_unchanged(
+    tmp_path: Path, mode: StoreMode, journal_mode: str
+) -> None:
     path = tmp_path / "app.db"
-    _foreign_database(path)
+    _foreign_database(path, journal_mode)
     before = _tree(tmp_path)
 
     with pytest.raises(StoreNotFoundError, match="without dsh's tables"):
         SqliteSessionStore(path, mode=mode)
 
-    assert _tree(tmp_path) == before
-    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert _tree(tmp_path) == before == {"app.db": before["app.db"]}
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == journal_mode
 
 
 @pytest.mark.parametrize(
