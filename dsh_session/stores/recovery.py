@@ -39,10 +39,14 @@ class TornTail:
 
     def describe(self) -> str:
         """One line for a log message."""
-        where = f"; its bytes are kept in {self.sidecar}" if self.sidecar else ""
+        where = (
+            f"moved to {self.sidecar}"
+            if self.sidecar
+            else "left in the file (loading moves it to a sidecar)"
+        )
         return (
-            f"set aside a torn tail of {self.dropped_bytes} byte(s) from line {self.line} "
-            f"(offset {self.offset}): {self.reason}{where}"
+            f"a torn tail of {self.dropped_bytes} byte(s) from line {self.line} "
+            f"(offset {self.offset}), {where}: {self.reason}"
         )
 
 

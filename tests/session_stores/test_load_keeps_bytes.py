@@ -51,7 +51,7 @@ async def test_load_moves_a_torn_tail_to_a_sidecar_and_keeps_the_prefix(tmp_path
     assert sidecar.name.startswith(f"kept.jsonl.torn-{len(committed)}-")
     assert sidecar.read_bytes() == torn
     assert report.dropped_bytes == len(torn)
-    assert "kept in" in report.describe()
+    assert f"moved to {sidecar}" in report.describe()
     after = log.read_bytes()
     assert after[: len(committed)] == committed
     assert [json.loads(line)["type"] for line in after[len(committed) :].splitlines()] == [
@@ -68,6 +68,7 @@ async def test_read_reports_a_torn_tail_and_moves_nothing(tmp_path: Path) -> Non
 
     assert report.torn_tail is not None
     assert report.torn_tail.sidecar is None
+    assert "left in the file" in report.torn_tail.describe()
     assert _files(tmp_path) == before
 
 
