@@ -7,6 +7,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from dsh_agent.commands.terminal_text import neutralise
 from dsh_llm.errors import DshError
 
 EXPECTED_ERRORS = (DshError, OSError, ValueError)
@@ -30,7 +31,7 @@ def add_debug_argument(parser: argparse.ArgumentParser, *, top_level: bool = Fal
 
 def one_line(error: BaseException) -> str:
     """The error's message on one line (pydantic's messages span several)."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    lines = [neutralise(line.strip()) for line in str(error).splitlines() if line.strip()]
     return "; ".join(lines) or type(error).__name__
 
 

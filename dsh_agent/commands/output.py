@@ -16,20 +16,23 @@ from typing import Any
 from rich.console import Console
 from rich.status import Status
 
+from dsh_agent.commands.terminal_text import SafeConsole, escape_json_controls
+
 
 def stdout_console() -> Console:
-    """A console on stdout that prints text as given (no automatic highlighting)."""
-    return Console(highlight=False, soft_wrap=True)
+    """A console on stdout that prints text as given (no markup, no highlighting, no
+    control characters from the text)."""
+    return SafeConsole(soft_wrap=True)
 
 
 def stderr_console() -> Console:
-    """A console on stderr, for notes and progress."""
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    """A console on stderr, for notes and progress (as safe as :func:`stdout_console`)."""
+    return SafeConsole(stderr=True, soft_wrap=True)
 
 
 def print_json(value: Any) -> None:
     """Write ``value`` as indented JSON on stdout (not through rich, which would wrap)."""
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(escape_json_controls(json.dumps(value, indent=2, ensure_ascii=False)) + "\n")
 
 
 @contextmanager

@@ -1,8 +1,11 @@
 """``dsh sessions list|show|verify|fork|export``: the stored sessions, read from a store.
 
-Every action opens the store named by ``--store`` (default: ``dsh.db`` here) and loads
+Every action opens the store named by ``--store`` (default: ``dsh.db`` here) and reads
 sessions through it, so what they show is what an agent resuming the session would
-see: validated, and repaired if a crash cut the log.
+see: validated, and repaired (in memory) if a crash cut the log. The store must exist:
+the reading actions open it read-only and ``fork`` writes only its new session into it,
+so a missing store, a mistyped path or a file that is not a dsh store is one error line
+and nothing is created or changed.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dsh_agent.commands.rebuild import rebuild_requests, request_table
 from dsh_agent.commands.render import TranscriptPrinter, format_time, short_id
 from dsh_agent.commands.storage import add_json_argument, add_store_argument, read_session
 from dsh_agent.commands.summary import SessionSummary, summarize
+from dsh_agent.commands.terminal_text import escape_json_controls
 from dsh_llm.errors import DshError
 from dsh_session.errors import SessionError
 from dsh_session.header import SessionHeader
@@ -111,7 +115,7 @@ async def _summaries(store: SessionStore) -> list[SessionSummary | _Unloadable]:
 
 
 async def _list(args: argparse.Namespace) -> int:
-    async with open_store(args.store) as store:
+    async with open_store(args.store, mode="read") as store:
         summaries = await _summaries(store)
     if args.json:
         print_json([item.to_json() for item in summaries])
@@ -143,7 +147,7 @@ async def _list(args: argparse.Namespace) -> int:
 
 
 async def _show(args: argparse.Namespace) -> int:
-    async with open_store(args.store) as store:
+    async with open_store(args.store, mode="read") as store:
         session, _ = await read_session(store, args.id)
     if args.json:
         print_json([event.model_dump(mode="json") for event in session.events])
@@ -163,8 +167,9 @@ async def _show(args: argparse.Namespace) -> int:
 
 
 async def _verify(args: argparse.Namespace) -> int:
+    opened = open_store(args.store, mode="read")  # a missing store is not a verdict on a log
     try:
-        async with open_store(args.store) as store:
+        async with opened as store:
             session, report = await read_session(store, args.id)
         with progress(f"re-building the requests of {session.id}"):
             rebuilt = rebuild_requests(session.events)
@@ -210,7 +215,7 @@ async def _verify(args: argparse.Namespace) -> int:
 
 
 async def _fork(args: argparse.Namespace) -> int:
-    async with open_store(args.store) as store:
+    async with open_store(args.store, mode="open") as store:
         parent, _ = await read_session(store, args.id)
         child = parent.fork(args.at)
         store.attach(child)
@@ -231,15 +236,17 @@ async def _fork(args: argparse.Namespace) -> int:
 
 def _write_jsonl(session: Session, out: TextIO) -> None:
     """The JSONL store's format: the header tagged ``"type": "session"``, then one
-    event per line, each in its wire form."""
+    event per line, each in its wire form (DEL and C1 characters as JSON escapes, so
+    the output is safe on a terminal and still the same JSON)."""
     header = {"type": "session", **session.header.model_dump(mode="json")}
-    out.write(json.dumps(header, ensure_ascii=False, separators=(",", ":")) + "\n")
+    out.write(escape_json_controls(json.dumps(header, ensure_ascii=False, separators=(",", ":"))))
+    out.write("\n")
     for event in session.events:
-        out.write(event.model_dump_json() + "\n")
+        out.write(escape_json_controls(event.model_dump_json()) + "\n")
 
 
 async def _export(args: argparse.Namespace) -> int:
-    async with open_store(args.store) as store:
+    async with open_store(args.store, mode="read") as store:
         session, _ = await read_session(store, args.id)
     if args.out is None:
         _write_jsonl(session, sys.stdout)

@@ -6,22 +6,33 @@
 """
 
 from dsh_session.errors import SessionConflictError
-from dsh_session.stores.base import SessionNotFoundError, SessionStore, StoreStats
+from dsh_session.stores._regular_file import NotARegularFileError
+from dsh_session.stores.base import (
+    SessionNotFoundError,
+    SessionStore,
+    StoreMode,
+    StoreNotFoundError,
+    StoreStats,
+)
 from dsh_session.stores.jsonl import JsonlSessionStore
 from dsh_session.stores.memory import MemorySessionStore
 from dsh_session.stores.recovery import LoadReport, TornTail
 from dsh_session.stores.sqlite import SqliteSessionStore
-from dsh_session.stores.url import open_store
+from dsh_session.stores.url import StoreUrlError, open_store
 
 __all__ = [
     "JsonlSessionStore",
     "LoadReport",
     "MemorySessionStore",
+    "NotARegularFileError",
     "SessionConflictError",
     "SessionNotFoundError",
     "SessionStore",
     "SqliteSessionStore",
+    "StoreMode",
+    "StoreNotFoundError",
     "StoreStats",
+    "StoreUrlError",
     "TornTail",
     "open_store",
 ]

@@ -1,15 +1,16 @@
 """Reading a JSONL log: the header line, the event lines, and a torn tail.
 
-A crash in the middle of an append can leave the file ending in part of a batch. The
-rules (those of the TypeScript harness, so both read each other's files alike):
+A crash in the middle of an append can leave the file ending in part of a batch. Only
+bytes that are genuinely incomplete count as torn (close to the rules of the
+TypeScript harness, but stricter: nothing that parses is ever set aside):
 
 * a last line without its newline is torn;
-* a complete line that is not JSON, or whose seq is not the next one, starts a torn
-  tail (it and everything after it are cut off) -- unless that line or a later
-  complete line holds a ``turn/end``: a whole turn written after the damage means the
-  damage is in the middle of the log, which is corruption, never silently skipped;
-* a line that is well-formed JSON at the right seq but not a valid event is
-  corruption (or a format error for an unknown type), wherever it is.
+* a complete line that is not JSON starts a torn tail (it and everything after it)
+  only when no later line is JSON or holds a ``turn/end``: anything readable after
+  the damage means the damage is in the middle of the log, which is corruption;
+* a line that is well-formed JSON is never torn: at the wrong seq it is corruption,
+  of a shape dsh does not know it is corruption (or a format error for an unknown
+  type), wherever it is. Such a file is refused and left exactly as it is.
 
 The fast path validates every line in one pass; the line-by-line scan runs only when
 that fails, to tell these cases apart.
@@ -56,15 +57,15 @@ def scan_jsonl(data: bytes, session_id: SessionId, where: str) -> ScannedLog:
     if events is None:
         return _scan_line_by_line(data, header, lines, where)
     log_end = len(data) - len(fragment)
-    torn = None
-    if fragment:
-        torn = TornTail(
-            line=len(lines) + 1,
-            offset=log_end,
-            dropped_bytes=len(fragment),
-            reason="the last line is incomplete (no newline)",
-        )
-    return ScannedLog(StoredLog(header, events, torn), log_end)
+    if not fragment:
+        return ScannedLog(StoredLog(header, events), log_end)
+    torn = TornTail(
+        line=len(lines) + 1,
+        offset=log_end,
+        dropped_bytes=len(fragment),
+        reason="the last line is incomplete (no newline)",
+    )
+    return ScannedLog(StoredLog(header, events, torn, fragment), log_end)
 
 
 def _parse_all(rows: list[bytes]) -> list[SessionEvent] | None:
@@ -78,45 +79,68 @@ def _parse_all(rows: list[bytes]) -> list[SessionEvent] | None:
     return events
 
 
-class _DamagedLine(Exception):
-    """A line that is not a JSON object at the expected seq."""
-
-
-def _parse_line(row: bytes, seq: int) -> SessionEvent:
-    try:
-        value = json.loads(row)
-    except (ValueError, RecursionError) as error:  # RecursionError: nested too deep
-        raise _DamagedLine(f"the line for seq {seq} is not JSON ({error})") from None
-    found = value.get("seq") if isinstance(value, dict) else None
-    if found != seq or isinstance(found, bool):
-        raise _DamagedLine(f"expected the event with seq {seq}, found {found!r}")
-    return parse_events([row])[0]
-
-
 def _scan_line_by_line(
     data: bytes, header: SessionHeader, lines: list[bytes], where: str
 ) -> ScannedLog:
-    """Find the first damaged line and decide: torn tail, or corruption."""
+    """Find the first line that is not JSON and decide: torn tail, or corruption. A
+    line that is JSON but not the expected event raises where it stands."""
     rows = lines[1:]
     events: list[SessionEvent] = []
     offset = len(lines[0]) + 1
     for seq, row in enumerate(rows):
+        line = seq + 2
         try:
-            events.append(_parse_line(row, seq))
-        except _DamagedLine as damage:
-            line = seq + 2
-            turn_end_line = next(
-                (line + i for i, later in enumerate(rows[seq:]) if _TURN_END.search(later)), None
-            )
-            if turn_end_line is not None:
-                raise SessionCorruptError(
-                    f"{where}: line {line} is damaged ({damage}), but line {turn_end_line} "
-                    "after it holds a turn/end, so this is not a torn tail",
-                    seq=seq,
-                ) from None
+            value = json.loads(row)
+        except RecursionError:
+            raise SessionCorruptError(
+                f"{where}: line {line} nests too deep to read; a line that is not "
+                "incomplete is not a torn tail",
+                seq=seq,
+            ) from None
+        except ValueError as error:
+            damage = f"the line for seq {seq} is not JSON ({error})"
+            _refuse_if_readable_after(rows[seq + 1 :], line, damage, seq, where)
             torn = TornTail(
-                line=line, offset=offset, dropped_bytes=len(data) - offset, reason=str(damage)
+                line=line, offset=offset, dropped_bytes=len(data) - offset, reason=damage
             )
-            return ScannedLog(StoredLog(header, events, torn), offset)
+            return ScannedLog(StoredLog(header, events, torn, data[offset:]), offset)
+        found = value.get("seq") if isinstance(value, dict) else None
+        if found != seq or isinstance(found, bool):
+            raise SessionCorruptError(
+                f"{where}: line {line} is JSON but not the event with seq {seq} "
+                f"(found seq {found!r}); a line that parses is not a torn tail",
+                seq=seq,
+                field="seq",
+            )
+        events.extend(parse_events([row]))
         offset += len(row) + 1
     raise AssertionError(f"{where}: lines rejected together were accepted one by one")
+
+
+def _refuse_if_readable_after(
+    later: list[bytes], line: int, damage: str, seq: int, where: str
+) -> None:
+    """Raise :class:`SessionCorruptError` if a line after the damaged one is JSON or
+    holds a ``turn/end``: then the damage is not at the end of the log."""
+    for number, row in enumerate(later, start=line + 1):
+        if _TURN_END.search(row):
+            found = "holds a turn/end"
+        elif _is_json(row):
+            found = "is complete JSON"
+        else:
+            continue
+        raise SessionCorruptError(
+            f"{where}: line {line} is damaged ({damage}), but line {number} after it "
+            f"{found}, so this is not a torn tail",
+            seq=seq,
+        )
+
+
+def _is_json(row: bytes) -> bool:
+    try:
+        json.loads(row)
+    except RecursionError:
+        return True  # complete enough to nest past the parser's limit: not torn bytes
+    except ValueError:
+        return False
+    return True

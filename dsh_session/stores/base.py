@@ -16,19 +16,20 @@ docs/decisions/2026-12-02-session-store-writes.md).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 from dsh_session.errors import SessionConflictError, SessionError, StoreError
 from dsh_session.events import SessionEvent
 from dsh_session.header import SessionHeader, SessionId, validate_session_id
 from dsh_session.session import Session
-from dsh_session.stores.recovery import LoadReport, StoredLog, restore_session
+from dsh_session.stores.recovery import LoadReport, StoredLog, TornTail, restore_session
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +38,12 @@ T = TypeVar("T")
 INLINE_BATCH_LIMIT = 128
 """Batches of at most this many events are written on the event loop's thread."""
 
+StoreMode = Literal["create", "open", "read"]
+"""How a store opens its location: ``create`` makes the folder, file or tables when
+missing (what an agent writing sessions wants); ``open`` requires an existing store
+of this backend and may write to it; ``read`` requires an existing store, opens it
+read-only and refuses every write (what inspection wants: it changes nothing)."""
+
 
 class SessionNotFoundError(StoreError):
     """The store holds no session with the requested id."""
@@ -44,6 +51,15 @@ class SessionNotFoundError(StoreError):
     def __init__(self, session_id: SessionId, where: str) -> None:
         super().__init__(f"no session {session_id!r} in {where}")
         self.session_id = session_id
+
+
+class StoreNotFoundError(StoreError):
+    """A store opened with ``mode="open"`` or ``"read"`` does not exist at ``location``
+    (or is not a store of that backend); nothing was created."""
+
+    def __init__(self, location: str, problem: str) -> None:
+        super().__init__(f"no session store at {location}: {problem}")
+        self.location = location
 
 
 @dataclass
@@ -98,6 +114,9 @@ class SessionStore(ABC):
     _blocking_io = True
     """Whether the backend's primitives block on I/O (if not, they always run inline)."""
 
+    read_only = False
+    """Whether the store was opened with ``mode="read"``: then attach and load refuse."""
+
     def __init__(self, *, inline_batch_limit: int = INLINE_BATCH_LIMIT) -> None:
         self.stats = StoreStats()
         """Counters of the work done so far."""
@@ -137,12 +156,20 @@ class SessionStore(ABC):
     def _disclaim(self, session_id: SessionId) -> None:  # noqa: B027 - optional hook
         """Give ownership of a session up (nothing happens if it is not held)."""
 
+    def _set_aside_torn_tail(self, session_id: SessionId, stored: StoredLog) -> TornTail:
+        """Durably keep the torn tail's bytes somewhere a person finds them, before load
+        shortens the log; return the tail with where they went, or raise
+        :class:`StoreError` (then the log is left as it is). Only a backend whose reads
+        can find a torn tail (JSONL) overrides this."""
+        raise NotImplementedError(f"{self} found a torn tail but cannot keep its bytes")
+
     # --- tracking ---------------------------------------------------------------------
 
     def attach(self, session: Session) -> None:
         """Start persisting ``session``; events it already holds count as pending.
         Attaching the same object again does nothing."""
         self._check_open()
+        self._check_writable(session.id)
         tracked = self._tracked.get(session.id)
         if tracked is not None and tracked.session is session:
             return
@@ -231,6 +258,7 @@ class SessionStore(ABC):
         """
         sid = validate_session_id(session_id)
         self._check_open()
+        self._check_writable(sid)
         if sid in self._tracked or sid in self._loading:
             raise SessionConflictError(
                 f"session {sid!r} is attached to this store; detach it with "
@@ -242,6 +270,9 @@ class SessionStore(ABC):
         try:
             await self._call(lambda: self._claim(sid, stored=True), batch_size=0)
             session, report, stored = await self._restore(sid, resuming=True)
+            if stored.torn_tail is not None:
+                kept = await self._call(lambda: self._set_aside_torn_tail(sid, stored))
+                report = dataclasses.replace(report, torn_tail=kept)
             if report.appended or stored.torn_tail is not None:
                 repair = Batch(sid, None, report.appended)
                 await self._call(lambda: self._commit(repair), batch_size=len(report.appended))
@@ -251,8 +282,8 @@ class SessionStore(ABC):
             raise
         finally:
             self._loading.discard(sid)
-        if stored.torn_tail is not None:
-            logger.warning("session %s: %s", sid, stored.torn_tail.describe())
+        if report.torn_tail is not None:
+            logger.warning("session %s: %s", sid, report.torn_tail.describe())
         self._tracked[sid] = _Tracked(session, durable=session.seq, stored=True, report=report)
         return session
 
@@ -370,6 +401,13 @@ class SessionStore(ABC):
     def _check_open(self) -> None:
         if self._closed:
             raise StoreError(f"{self} is closed")
+
+    def _check_writable(self, session_id: SessionId) -> None:
+        if self.read_only:
+            raise StoreError(
+                f"{self} was opened read-only; session {session_id!r} can be read "
+                "(store.read) but not attached or loaded"
+            )
 
     def _tracked_for(self, session: Session) -> _Tracked:
         tracked = self._tracked.get(session.id)

@@ -17,6 +17,7 @@ Readers take no lock.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from dataclasses import dataclass
@@ -26,9 +27,18 @@ from dsh_session.errors import SessionError, StoreError
 from dsh_session.header import SessionHeader, SessionId, parse_header
 from dsh_session.stores._codec import dump_event, dump_header_line
 from dsh_session.stores._jsonl_scan import scan_jsonl
-from dsh_session.stores.base import INLINE_BATCH_LIMIT, Batch, SessionNotFoundError, SessionStore
+from dsh_session.stores._regular_file import NotARegularFileError, open_regular
+from dsh_session.stores._torn_sidecar import set_aside
+from dsh_session.stores.base import (
+    INLINE_BATCH_LIMIT,
+    Batch,
+    SessionNotFoundError,
+    SessionStore,
+    StoreMode,
+    StoreNotFoundError,
+)
 from dsh_session.stores.ownership import SessionLocks
-from dsh_session.stores.recovery import StoredLog
+from dsh_session.stores.recovery import StoredLog, TornTail
 
 logger = logging.getLogger(__name__)
 
@@ -46,15 +56,26 @@ class _FileEnd:
 
 
 class JsonlSessionStore(SessionStore):
-    """Sessions as JSONL files in one directory (created if missing)."""
+    """Sessions as JSONL files in one directory. With ``mode="create"`` (the default)
+    the directory is created if missing; with ``"open"`` or ``"read"`` it must exist
+    (else :class:`StoreNotFoundError`) and nothing is created."""
 
     def __init__(
-        self, directory: str | os.PathLike[str], *, inline_batch_limit: int = INLINE_BATCH_LIMIT
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        mode: StoreMode = "create",
+        inline_batch_limit: int = INLINE_BATCH_LIMIT,
     ) -> None:
         super().__init__(inline_batch_limit=inline_batch_limit)
         self.directory = Path(directory)
         """The directory holding the session files."""
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.read_only = mode == "read"
+        if mode == "create":
+            self.directory.mkdir(parents=True, exist_ok=True)
+        elif not self.directory.is_dir():
+            problem = "not a directory" if self.directory.exists() else "no such directory"
+            raise StoreNotFoundError(str(self.directory), problem)
         self._ends: dict[SessionId, _FileEnd] = {}
         self._locks = SessionLocks(self.lock_path_of, repr(self))
 
@@ -142,9 +163,14 @@ class JsonlSessionStore(SessionStore):
     def _read_log(self, session_id: SessionId) -> StoredLog:
         path = self.path_of(session_id)
         try:
-            data = path.read_bytes()
+            with open_regular(path) as file:
+                data = file.read()
         except FileNotFoundError:
             raise SessionNotFoundError(session_id, repr(self)) from None
+        except NotARegularFileError as error:
+            raise StoreError(
+                f"could not read session {session_id!r} from {self}: {error}"
+            ) from None
         scanned = scan_jsonl(data, session_id, str(path))
         self._ends[session_id] = _FileEnd(
             str(path), size=scanned.valid_end, torn_tail=scanned.log.torn_tail is not None
@@ -155,7 +181,7 @@ class JsonlSessionStore(SessionStore):
         headers = []
         for path in self.directory.glob(f"*{_SUFFIX}"):
             try:
-                with path.open("rb") as file:
+                with open_regular(path) as file:
                     first_line = file.readline()
                 if not first_line.endswith(b"\n"):
                     raise StoreError("the header line is incomplete")
@@ -168,6 +194,18 @@ class JsonlSessionStore(SessionStore):
                 continue
             headers.append(header)
         return headers
+
+    def _set_aside_torn_tail(self, session_id: SessionId, stored: StoredLog) -> TornTail:
+        torn = stored.torn_tail
+        assert torn is not None
+        try:
+            sidecar = set_aside(self.path_of(session_id), torn.offset, stored.torn_bytes)
+        except OSError as error:
+            raise StoreError(
+                f"{self}: could not keep the torn tail of session {session_id!r} in a "
+                f"sidecar file, so the log was left as it is: {error}"
+            ) from error
+        return dataclasses.replace(torn, sidecar=str(sidecar))
 
     def _forget(self, session_id: SessionId) -> None:
         self._ends.pop(session_id, None)

@@ -1,6 +1,7 @@
 """From a stored log to a live session: crash repair, validation and what load reports.
 
-A store reads a log (dropping a torn JSONL tail), then :func:`restore_session` closes
+A store reads a log (setting a torn JSONL tail aside: load moves its bytes to a sidecar
+file before the log is shortened, read only reports it), then :func:`restore_session` closes
 any turn the crash left open with the core's interrupted-turn closers, validates the
 whole result and appends ``session/end-seed``. The store makes everything appended
 here durable before ``load`` returns, so loading the same log again finds it balanced
@@ -9,7 +10,7 @@ and the synthetic results keep their ids.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dsh_session.events import SessionEvent
 from dsh_session.header import SessionHeader
@@ -19,23 +20,33 @@ from dsh_session.session import Session
 
 @dataclass(frozen=True)
 class TornTail:
-    """The damaged end of a JSONL log, cut off by load: what a crash in the middle of
-    an append leaves behind. Nothing in it was ever reported durable by a flush."""
+    """The incomplete end of a JSONL log: what a crash in the middle of an append
+    leaves behind. Nothing in it was ever reported durable by a flush, yet its bytes
+    are never destroyed: load moves them to :attr:`sidecar` before it shortens the
+    log; an inspecting read leaves the file alone and only reports them."""
 
     line: int
     """1-based line number (the header is line 1) where the torn tail starts."""
     offset: int
-    """Byte offset at which the file was cut."""
+    """Byte offset at which the torn tail starts (where load shortens the file)."""
     dropped_bytes: int
-    """How many bytes were cut off."""
+    """How many bytes the torn tail holds."""
     reason: str
     """Why the tail is considered torn, e.g. ``the last line is incomplete``."""
+    sidecar: str | None = None
+    """The file load moved the torn bytes to, next to the log; ``None`` when the log
+    was only read (nothing was moved)."""
 
     def describe(self) -> str:
         """One line for a log message."""
+        where = (
+            f"moved to {self.sidecar}"
+            if self.sidecar
+            else "left in the file (loading moves it to a sidecar)"
+        )
         return (
-            f"dropped a torn tail of {self.dropped_bytes} byte(s) from line {self.line} "
-            f"(offset {self.offset}): {self.reason}"
+            f"a torn tail of {self.dropped_bytes} byte(s) from line {self.line} "
+            f"(offset {self.offset}), {where}: {self.reason}"
         )
 
 
@@ -47,11 +58,13 @@ class StoredLog:
     events: list[SessionEvent]
     """The complete, validated-as-rows events, seq 0, 1, 2, ..."""
     torn_tail: TornTail | None = None
+    torn_bytes: bytes = field(default=b"", repr=False)
+    """The torn tail's bytes as read, for the sidecar load writes."""
 
 
 @dataclass(frozen=True)
 class LoadReport:
-    """What :meth:`SessionStore.load` found and wrote: the torn tail it cut off (JSONL
+    """What :meth:`SessionStore.load` found and wrote: the torn tail it set aside (JSONL
     only) and the events it appended (interrupted-turn closers, ``session/end-seed``)."""
 
     torn_tail: TornTail | None

@@ -14,6 +14,11 @@ One writer per session, twice over: a store holds the lock file
 writer is refused while the first lives (``ownership.py``); and it claims a writer
 epoch in ``dsh_session_writers`` (created by the first claim), which every batch
 re-checks inside its own transaction (``writer_epochs.py``). Readers take neither.
+
+Only ``mode="create"`` creates the file, its folder and the tables. ``"open"`` and
+``"read"`` first check that the file is a SQLite database holding this layout and
+refuse anything else before changing a byte (no WAL switch, no tables); ``"read"``
+connects with ``mode=ro``, so SQLite itself refuses every write.
 """
 
 from __future__ import annotations
@@ -27,7 +32,15 @@ from dsh_session.errors import SessionCorruptError, SessionError, StoreError
 from dsh_session.header import SessionHeader, SessionId, parse_header
 from dsh_session.parse import parse_events
 from dsh_session.stores._codec import dump_event, dump_header
-from dsh_session.stores.base import INLINE_BATCH_LIMIT, Batch, SessionNotFoundError, SessionStore
+from dsh_session.stores._regular_file import NotARegularFileError, open_regular
+from dsh_session.stores.base import (
+    INLINE_BATCH_LIMIT,
+    Batch,
+    SessionNotFoundError,
+    SessionStore,
+    StoreMode,
+    StoreNotFoundError,
+)
 from dsh_session.stores.ownership import SessionLocks, this_writer
 from dsh_session.stores.recovery import StoredLog
 from dsh_session.stores.writer_epochs import WriterEpochs
@@ -54,8 +67,17 @@ CREATE TABLE IF NOT EXISTS dsh_events (
 """
 
 
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+"""The first bytes of every SQLite database file."""
+
+_URI_MODES: dict[StoreMode, str] = {"create": "rwc", "open": "rw", "read": "ro"}
+
+
 class SqliteSessionStore(SessionStore):
-    """Sessions in one SQLite database file (its folder is created if missing).
+    """Sessions in one SQLite database file. With ``mode="create"`` (the default) the
+    file, its folder and the tables are created if missing; with ``"open"`` or
+    ``"read"`` the file must already be a dsh database (else
+    :class:`StoreNotFoundError`, the file untouched), and ``"read"`` opens it read-only.
 
     ``busy_timeout`` is how long a write waits for another connection's lock before
     it fails (and stays queued).
@@ -65,24 +87,34 @@ class SqliteSessionStore(SessionStore):
         self,
         path: str | os.PathLike[str],
         *,
+        mode: StoreMode = "create",
         busy_timeout: float = 5.0,
         inline_batch_limit: int = INLINE_BATCH_LIMIT,
     ) -> None:
         super().__init__(inline_batch_limit=inline_batch_limit)
         self.path = Path(path)
         """The database file."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = mode == "read"
+        if mode == "create":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        else:
+            _require_sqlite_file(self.path)
+            self._peek_layout()
         self._locks = SessionLocks(self.lock_path_of, repr(self))
         self._epochs: dict[SessionId, int] = {}
         """The writer epoch this store claimed, per session it owns and has written."""
+        uri = f"{self.path.absolute().as_uri()}?mode={_URI_MODES[mode]}"
         try:
             self._db = sqlite3.connect(
-                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+                uri, uri=True, timeout=busy_timeout, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as error:
             raise StoreError(f"{self}: cannot open the database: {error}") from error
         try:
-            self._prepare()
+            if mode != "create":
+                self._require_layout(self._db)
+            if not self.read_only:
+                self._prepare()
         except sqlite3.Error as error:
             self._db.close()
             raise StoreError(f"{self}: cannot prepare the database: {error}") from error
@@ -92,6 +124,45 @@ class SqliteSessionStore(SessionStore):
 
     def __repr__(self) -> str:
         return f"SqliteSessionStore({str(self.path)!r})"
+
+    def _peek_layout(self) -> None:
+        """Check the layout before a normal connection could add companion files: when
+        no write-ahead log exists, the file alone is the whole database, and an
+        ``immutable`` connection reads it without creating ``-wal``/``-shm`` files (so
+        someone else's WAL-mode database is refused with nothing created). With a log
+        present, the check waits for the real connection, which sees the log."""
+        if Path(f"{self.path}-wal").exists():
+            return
+        try:
+            peek = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro&immutable=1", uri=True)
+        except sqlite3.Error as error:
+            raise StoreError(f"{self}: cannot open the database: {error}") from error
+        try:
+            self._require_layout(peek)
+        finally:
+            peek.close()
+
+    def _require_layout(self, db: sqlite3.Connection) -> None:
+        """Refuse, by reading only, a database that does not hold dsh's tables."""
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            tables = {
+                name
+                for (name,) in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name IN ('dsh_sessions', 'dsh_events')"
+                )
+            }
+        except sqlite3.DatabaseError as error:
+            raise StoreNotFoundError(str(self.path), f"not a readable database ({error})") from None
+        if version < 1 or tables != {"dsh_sessions", "dsh_events"}:
+            raise StoreNotFoundError(
+                str(self.path), "a SQLite database without dsh's tables (not a dsh store)"
+            )
+        if version > LAYOUT_VERSION:
+            raise StoreError(
+                f"{self}: table layout version {version} was written by a newer dsh; upgrade"
+            )
 
     def _prepare(self) -> None:
         db = self._db
@@ -201,6 +272,12 @@ class SqliteSessionStore(SessionStore):
         finally:
             db.execute("COMMIT")
         header = parse_header(found[0])
+        if header.id != session_id:
+            raise SessionCorruptError(
+                f"{self}: the row of session {session_id!r} holds a header naming "
+                f"session {header.id!r}",
+                field="id",
+            )
         for position, (seq, _) in enumerate(rows):
             if seq != position:
                 raise SessionCorruptError(
@@ -214,12 +291,35 @@ class SqliteSessionStore(SessionStore):
         headers = []
         for session_id, stored in self._db.execute("SELECT id, header FROM dsh_sessions"):
             try:
-                headers.append(parse_header(stored))
+                header = parse_header(stored)
             except SessionError as error:
                 logger.warning("%s: session %r not listed: %s", self, session_id, error)
+                continue
+            if header.id != session_id:
+                logger.warning(
+                    "%s: session %r not listed: its header names %r", self, session_id, header.id
+                )
+                continue
+            headers.append(header)
         return headers
 
     def _release(self) -> None:
         self._db.close()
         self._epochs.clear()
         self._locks.release_all()
+
+
+def _require_sqlite_file(path: Path) -> None:
+    """Refuse, without creating or opening it through SQLite, a path that is not an
+    existing regular file starting with SQLite's magic bytes."""
+    try:
+        with open_regular(path) as file:
+            start = file.read(len(_SQLITE_MAGIC))
+    except FileNotFoundError:
+        raise StoreNotFoundError(str(path), "no such file") from None
+    except NotARegularFileError as error:
+        raise StoreNotFoundError(str(path), str(error)) from None
+    except OSError as error:
+        raise StoreNotFoundError(str(path), f"cannot read it ({error.strerror})") from None
+    if start != _SQLITE_MAGIC:
+        raise StoreNotFoundError(str(path), "not a SQLite database")

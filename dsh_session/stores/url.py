@@ -2,41 +2,83 @@
 
 Forms: ``sqlite:///relative.db``, ``sqlite:////absolute.db``, ``jsonl:///relative/dir``,
 ``jsonl:////absolute/dir`` and ``memory://``. The path is what follows the third slash,
-so a fourth slash makes it absolute; it is percent-decoded. Hosts, queries and
-fragments are refused rather than ignored, so a typo never opens the wrong file.
+so a fourth slash makes it absolute; it is percent-decoded (strictly: every ``%`` starts
+two hex digits that decode to UTF-8). Hosts, queries, fragments, control characters
+(``%00`` and NUL included) and empty paths are refused rather than ignored or
+guessed at, so a typo never opens the wrong file.
 """
 
 from __future__ import annotations
 
+import re
 from urllib.parse import unquote
 
 from dsh_session.errors import StoreError
-from dsh_session.stores.base import SessionStore
+from dsh_session.stores.base import SessionStore, StoreMode
 from dsh_session.stores.jsonl import JsonlSessionStore
 from dsh_session.stores.memory import MemorySessionStore
 from dsh_session.stores.sqlite import SqliteSessionStore
 
 _FORMS = "sqlite:///path.db, jsonl:///path/dir or memory:// (four slashes for an absolute path)"
 
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
-def open_store(url: str) -> SessionStore:
-    """Build the store a URL names. Missing folders are created when the store opens."""
+
+class StoreUrlError(StoreError):
+    """A store URL that cannot name a store; ``url`` is the text given."""
+
+    def __init__(self, url: str, problem: str) -> None:
+        super().__init__(f"store url {url!r}: {problem}")
+        self.url = url
+
+
+def open_store(url: str, *, mode: StoreMode = "create") -> SessionStore:
+    """Build the store a URL names. ``mode`` is passed to the backend: ``"create"``
+    creates missing folders, files and tables; ``"open"`` and ``"read"`` require an
+    existing store and create nothing (``memory://`` is always a new, empty store)."""
     scheme, separator, rest = url.partition("://")
     if not separator:
-        raise StoreError(f"store url {url!r} has no scheme; expected {_FORMS}")
+        raise StoreUrlError(url, f"no scheme; expected {_FORMS}")
+    if _CONTROL.search(url):
+        raise StoreUrlError(url, "control characters are not allowed")
+    if not url.isascii() and not _is_utf8(url):
+        raise StoreUrlError(url, "it holds a lone surrogate, which names no file")
     if scheme == "memory":
         if rest:
-            raise StoreError(f"store url {url!r}: memory:// takes no path")
+            raise StoreUrlError(url, "memory:// takes no path")
         return MemorySessionStore()
     if scheme not in ("sqlite", "jsonl"):
-        raise StoreError(f"store url {url!r}: unknown scheme {scheme!r}; expected {_FORMS}")
+        raise StoreUrlError(url, f"unknown scheme {scheme!r}; expected {_FORMS}")
     if not rest.startswith("/"):
-        raise StoreError(f"store url {url!r} names a host; expected {_FORMS}")
+        raise StoreUrlError(url, f"names a host; expected {_FORMS}")
     if "?" in rest or "#" in rest:
-        raise StoreError(f"store url {url!r}: queries and fragments are not supported")
-    path = unquote(rest[1:])
-    if not path or path == "/":
-        raise StoreError(f"store url {url!r} has no path; expected {_FORMS}")
+        raise StoreUrlError(url, "queries and fragments are not supported")
+    path = _decode(url, rest[1:])
+    if not path.strip("/"):
+        raise StoreUrlError(url, f"has no path; expected {_FORMS}")
     if scheme == "sqlite":
-        return SqliteSessionStore(path)
-    return JsonlSessionStore(path)
+        if path.endswith("/"):
+            raise StoreUrlError(url, "a sqlite path names a file, not a folder")
+        return SqliteSessionStore(path, mode=mode)
+    return JsonlSessionStore(path, mode=mode)
+
+
+def _decode(url: str, encoded: str) -> str:
+    if _BAD_PERCENT.search(encoded):
+        raise StoreUrlError(url, "'%' must start two hex digits (write %25 for a '%')")
+    try:
+        path = unquote(encoded, errors="strict")
+    except UnicodeDecodeError:
+        raise StoreUrlError(url, "percent escapes do not decode to UTF-8") from None
+    if _CONTROL.search(path):
+        raise StoreUrlError(url, "the decoded path holds control characters (such as %00)")
+    return path
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

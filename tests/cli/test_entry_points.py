@@ -11,7 +11,16 @@ from cli.runner import Dsh, dsh_environment
 
 def test_python_m_runs_the_same_program(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "dsh_agent.cli", "sessions", "list", "--json"],
+        [
+            sys.executable,
+            "-m",
+            "dsh_agent.cli",
+            "sessions",
+            "list",
+            "--json",
+            "--store",
+            "memory://",
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -20,7 +29,7 @@ def test_python_m_runs_the_same_program(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
-    assert result.stdout == Dsh(tmp_path).ok("sessions", "list", "--json")
+    assert result.stdout == Dsh(tmp_path).ok("sessions", "list", "--json", "--store", "memory://")
 
 
 def test_help_lists_every_command(dsh: Dsh) -> None:

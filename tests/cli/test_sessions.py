@@ -48,6 +48,7 @@ def test_list_prints_a_line_per_session(demo: DemoRun) -> None:
 
 
 def test_list_of_an_empty_store(dsh: Dsh) -> None:
+    (dsh.cwd / "nothing-here").mkdir()
     assert dsh.json("sessions", "list", "--store", "jsonl:///nothing-here") == []
     assert "no sessions" in dsh.ok("sessions", "list", "--store", "jsonl:///nothing-here")
 
@@ -248,4 +249,4 @@ def test_debug_shows_the_traceback(dsh: Dsh) -> None:
         result = dsh.run(*args)
         assert result.returncode != 0
         assert "Traceback" in result.stderr
-        assert "SessionNotFoundError" in result.stderr
+        assert "StoreNotFoundError" in result.stderr  # no dsh.db here

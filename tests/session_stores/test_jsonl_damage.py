@@ -134,20 +134,22 @@ async def test_a_damaged_line_followed_by_a_turn_end_is_corruption(tmp_path: Pat
     assert raised.value.seq == 4
 
 
-async def test_a_seq_gap_at_the_end_is_a_torn_tail(tmp_path: Path) -> None:
+async def test_a_seq_gap_at_the_end_is_corruption_and_the_file_is_left_alone(
+    tmp_path: Path,
+) -> None:
     session, data, _ = await _two_turn_file(tmp_path)
     lines = _lines(data)
     del lines[-3]  # the final assistant/message; step/end and turn/end follow with a gap
     lines = lines[:-1]  # ...and drop the turn/end so no turn/end follows the gap
-    (tmp_path / "torn.jsonl").write_bytes(_join(lines))
-    store = JsonlSessionStore(tmp_path)
+    path = tmp_path / "torn.jsonl"
+    path.write_bytes(_join(lines))
 
-    loaded = await store.load("torn")
+    with pytest.raises(SessionCorruptError, match="is JSON but not the event with seq") as raised:
+        await JsonlSessionStore(tmp_path).load("torn")
 
-    torn = store.load_report(loaded).torn_tail
-    assert torn is not None
-    assert f"expected the event with seq {session.seq - 3}" in torn.reason
-    assert list(loaded.events[: session.seq - 3]) == list(session.events[:-3])
+    assert raised.value.seq == session.seq - 3
+    assert path.read_bytes() == _join(lines)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["torn.jsonl"]
 
 
 async def test_a_seq_gap_followed_by_a_turn_end_is_corruption(tmp_path: Path) -> None:
