@@ -4,7 +4,8 @@ Pure functions over bytes, rows and plain JSON dicts (not dsh event models), so 
 can plug them in: the root layout (:mod:`.layout`), zstd frames (:mod:`.zstd_frames`),
 packed chunk rows (:mod:`.chunk_rows`), the JSONL header line and artifacts
 (:mod:`.header_line`, :mod:`.jsonl_log`), the legacy pre-identity view
-(:mod:`.legacy`) and SQLite schema 17 (:mod:`.sqlite_codec`, :mod:`.sqlite_db`).
+(:mod:`.legacy`), whole sessions of a root (:mod:`.store_root`) and SQLite
+schema 17 (:mod:`.sqlite_codec`, :mod:`.sqlite_db`).
 The format itself is described in docs/harness-format.md.
 """
 
@@ -26,7 +27,11 @@ from dsh_session.harness_format.errors import (
     SourceSeqsError,
     ZstdFrameError,
 )
-from dsh_session.harness_format.event_types import KNOWN_SESSION_EVENT_TYPES, SURFACE_EVENT_TYPES
+from dsh_session.harness_format.event_types import (
+    KNOWN_SESSION_EVENT_TYPES,
+    SURFACE_EVENT_TYPES,
+    check_vocabulary,
+)
 from dsh_session.harness_format.header_line import (
     HARNESS_FORMAT_VERSION,
     header_line,
@@ -72,6 +77,7 @@ from dsh_session.harness_format.sqlite_db import (
     physical_rows,
     read_database,
 )
+from dsh_session.harness_format.store_root import find_session, read_session
 from dsh_session.harness_format.zstd_frames import (
     FrameRange,
     FrameScan,
@@ -110,6 +116,7 @@ __all__ = [
     "ZstdFrameError",
     "append_batch",
     "batch_text",
+    "check_vocabulary",
     "create_database",
     "decode_frame",
     "decode_row",
@@ -122,6 +129,7 @@ __all__ = [
     "encode_segment",
     "encode_source_event_seqs",
     "expand_record",
+    "find_session",
     "header_line",
     "legacy_message_id",
     "list_session_folders",
@@ -134,6 +142,7 @@ __all__ = [
     "read_database",
     "read_log",
     "read_plain_log",
+    "read_session",
     "read_zstd_log",
     "scan_frames",
     "session_header",

@@ -24,9 +24,10 @@ from dsh_session.harness_format import (
     encode_source_event_seqs,
     physical_rows,
     read_database,
+    read_plain_log,
 )
 
-from .fixtures import SCENARIOS, TS_LOGS, expected_session
+from .fixtures import SCENARIOS, TS_LOGS, artifact, expected_session
 
 TS_DB = TS_LOGS / "sqlite" / "ts.db"
 _ROWS = (
@@ -54,6 +55,8 @@ def test_every_session_of_the_harness_database_decodes_as_the_harness_held_it() 
         expected = expected_session(scenario)
         assert sessions[scenario].header == expected["header"]
         assert sessions[scenario].events == expected["events"]
+        unpacked = read_plain_log(artifact("jsonl-unpacked", scenario).read_bytes())
+        assert sessions[scenario].events == unpacked.events
         assert sessions[scenario].torn_from is None
 
 
