@@ -174,10 +174,13 @@ def read_database(path: Path) -> list[StoredSession]:
 
 def create_database(path: Path) -> sqlite3.Connection:
     """A new, empty schema-17 database file created with mode 0600 (refuses an existing
-    file). The caller owns the returned connection."""
+    file), in WAL mode with ``synchronous = FULL`` as the harness opens it. The caller
+    owns the returned connection."""
     os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     connection = sqlite3.connect(path, isolation_level=None)
     connection.execute("PRAGMA foreign_keys = ON")
+    connection.execute("PRAGMA journal_mode = WAL")
+    connection.execute("PRAGMA synchronous = FULL")
     connection.execute("BEGIN IMMEDIATE")
     for statement in SCHEMA_SQL.split(";"):
         if statement.strip():

@@ -98,6 +98,7 @@ def test_a_database_written_here_reads_back_and_has_the_harness_identity(tmp_pat
     with sqlite3.connect(path) as check:
         assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert check.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+        assert check.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert check.execute("SELECT revision FROM sessions").fetchall() == [(2,)] * len(SCENARIOS)
     for stored in read_database(path):
         assert stored.events == expected_session(stored.header["id"])["events"]
