@@ -4,7 +4,8 @@ Source: session-persistence-jsonl/src/format.ts (``encodeSegment``, ``projectKey
 ``logPath``) and index.ts (``listArtifacts``, ``findLog``). ``<project>`` is ``_no-cwd``
 for a session without cwd, else ``--<readable cwd>--`` (lossy, for humans; the header's
 ``cwd`` is the truth). ``<session>`` is the id with every code unit outside
-``[A-Za-z0-9._-]`` (and ``~``) written ``~XXXX`` (UTF-16, upper-case hex) — injective.
+``[A-Za-z0-9._-]`` (and ``~``) written ``~XXXX`` (UTF-16, upper-case hex) — injective
+over ids as JSON yields them (a lone surrogate is kept; a pair is one character).
 """
 
 from __future__ import annotations
