@@ -1,0 +1,106 @@
+"""The harness's event vocabulary (core/session/src/known-event-types.ts).
+
+A reader meeting a type outside this set must refuse the log unless the event carries
+``ignorable: true``. Packed chunk-row tags are storage records, not events, and are not
+in the set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from dsh_session.errors import SessionFormatError
+
+KNOWN_SESSION_EVENT_TYPES: frozenset[str] = frozenset(
+    {
+        "agent-preset/selected",
+        "agent/inbox/spliced",
+        "approval/asked",
+        "approval/decided",
+        "approval/policy",
+        "assistant/chunk",
+        "assistant/message",
+        "command/done",
+        "command/run",
+        "compaction/end",
+        "compaction/prune",
+        "compaction/start",
+        "compaction/summary",
+        "feedback/record",
+        "goal/change",
+        "hook/invoked",
+        "hook/result",
+        "llm/retry",
+        "llm/retry-started",
+        "permission/preset",
+        "plan/mode",
+        "request/context",
+        "request/header",
+        "sandbox/mode",
+        "schedule/change",
+        "session/end-seed",
+        "session/title",
+        "session/title-llm-request",
+        "step/end",
+        "step/start",
+        "subagent/descriptor",
+        "team/member",
+        "team/message/delivered",
+        "team/message/queued",
+        "team/task",
+        "todo/write",
+        "tool-workflow/agent-end",
+        "tool-workflow/agent-start",
+        "tool-workflow/run-end",
+        "tool-workflow/run-start",
+        "tool/call",
+        "tool/code-dispatch",
+        "tool/code-dispatch-start",
+        "tool/result",
+        "turn/end",
+        "turn/start",
+        "user/message",
+        "web/deepseek-search-llm-request",
+    }
+)
+
+SURFACE_EVENT_TYPES: frozenset[str] = frozenset(
+    {"user/message", "assistant/message", "tool/result"}
+)
+"""The only types that may carry ``surfaceOp`` and ``sourceEventSeqs``."""
+
+
+_RETIRED_TYPES = ("request/header-delta", "mode/set")
+
+
+def check_vocabulary(events: Iterable[Any], session_id: str) -> None:
+    """Refuse what the harness refuses to read (session-persistence coordinator.ts
+    ``assertSupportedEvents`` and its known-type check): a retired type, a
+    ``request/header`` of reason ``fallback``, or an unknown type not marked ignorable.
+    Run it on migrated events (legacy ``steering/message`` is converted, not refused)."""
+    for event in events:
+        kind = event.get("type") if isinstance(event, dict) else None
+        seq = event.get("seq") if isinstance(event, dict) else None
+        seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+        if kind in _RETIRED_TYPES:
+            raise SessionFormatError(
+                f"session {session_id!r} holds the retired {kind} event at seq {seq}",
+                event_type=str(kind),
+                seq=seq,
+            )
+        data = event.get("data") if isinstance(event, dict) else None
+        if kind == "request/header" and isinstance(data, dict) and data.get("reason") == "fallback":
+            raise SessionFormatError(
+                f"session {session_id!r} holds a request/header of retired reason 'fallback'"
+                f" at seq {seq}",
+                event_type=kind,
+                seq=seq,
+            )
+        if kind not in KNOWN_SESSION_EVENT_TYPES and event.get("ignorable") is not True:
+            raise SessionFormatError(
+                f"session {session_id!r} holds event type {kind!r} at seq {seq}, which the"
+                " harness does not know and which is not marked ignorable",
+                event_type=None if kind is None else str(kind),
+                seq=seq,
+            )
