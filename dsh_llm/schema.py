@@ -39,7 +39,7 @@ class _WireSchemaGenerator(GenerateJsonSchema):
     def generate(self, schema: CoreSchema, mode: JsonSchemaMode = "validation") -> JsonSchemaValue:
         document = super().generate(schema, mode)
         _require_tags(document)
-        return {"$schema": DRAFT_2020_12, **document}
+        return strict_2020_12(document)
 
 
 def _require_tags(node: object) -> None:
@@ -57,6 +57,40 @@ def _require_tags(node: object) -> None:
     elif isinstance(node, list):
         for child in node:
             _require_tags(child)
+
+
+def strict_2020_12(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` as plain draft 2020-12 that strict validators (Ajv ``strict``)
+    compile: the ``$schema`` dialect stated and pydantic's OpenAPI ``discriminator``
+    annotations removed. A discriminated union's variants carry distinct ``const``
+    tags, so its ``oneOf`` accepts exactly the documents it accepted before."""
+    return {"$schema": DRAFT_2020_12, **_without_keyword(document, "discriminator")}
+
+
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "dependentSchemas"})
+"""Keywords whose value maps names (not keywords) to subschemas."""
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+"""Keywords whose value is instance data, never a schema."""
+
+
+def _without_keyword(schema: Any, keyword: str) -> Any:
+    """A copy of ``schema`` with ``keyword`` dropped from it and every subschema; a
+    property *named* like the keyword, and data such as ``default``, are kept."""
+    if isinstance(schema, list):
+        return [_without_keyword(child, keyword) for child in schema]
+    if not isinstance(schema, dict):
+        return schema
+    copy: dict[str, Any] = {}
+    for name, value in schema.items():
+        if name == keyword:
+            continue
+        if name in _DATA_KEYWORDS:
+            copy[name] = value
+        elif name in _SCHEMA_MAPS and isinstance(value, dict):
+            copy[name] = {key: _without_keyword(sub, keyword) for key, sub in value.items()}
+        else:
+            copy[name] = _without_keyword(value, keyword)
+    return copy
 
 
 def json_schema_of(type_: Any) -> dict[str, Any]:

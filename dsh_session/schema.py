@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from dsh_llm.schema import strict_2020_12
 from dsh_session.events import (
     AssistantChunkData,
     AssistantMessageData,
@@ -26,8 +27,6 @@ from dsh_session.events import (
     TurnStartData,
 )
 from dsh_session.header import SessionHeader
-
-DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 _PAYLOADS: tuple[type[BaseModel], ...] = (
     TurnStartData,
@@ -54,4 +53,4 @@ def wire_schemas() -> dict[str, dict[str, Any]]:
     }
     for payload in _PAYLOADS:
         schemas[payload.__name__] = payload.model_json_schema()
-    return {name: {"$schema": DRAFT_2020_12, **schema} for name, schema in schemas.items()}
+    return {name: strict_2020_12(schema) for name, schema in schemas.items()}

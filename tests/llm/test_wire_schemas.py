@@ -36,7 +36,7 @@ from dsh_llm import (
     create_user_message,
     freeze_message,
 )
-from dsh_llm.schema import DRAFT_2020_12, wire_schemas
+from dsh_llm.schema import DRAFT_2020_12, strict_2020_12, wire_schemas
 
 SCHEMAS = wire_schemas()
 
@@ -174,3 +174,16 @@ def test_schema_command_writes_one_file_per_type(tmp_path: Path) -> None:
     written = {path.stem: json.loads(path.read_text()) for path in out.glob("*.json")}
     assert set(SCHEMAS) | {"SessionHeader", "SessionEvent"} <= set(written)
     assert written["Message"] == SCHEMAS["Message"]
+
+
+def test_strict_export_drops_only_the_discriminator_keyword() -> None:
+    document = {
+        "properties": {"discriminator": {"type": "string", "default": {"discriminator": 1}}},
+        "oneOf": [{"discriminator": {"propertyName": "kind"}, "type": "object"}],
+    }
+
+    assert strict_2020_12(document) == {
+        "$schema": DRAFT_2020_12,
+        "properties": {"discriminator": {"type": "string", "default": {"discriminator": 1}}},
+        "oneOf": [{"type": "object"}],
+    }

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from dsh_llm.schema import DRAFT_2020_12
 from dsh_session import Session, SessionHeader, wire_schemas
-from dsh_session.schema import DRAFT_2020_12
 
 from .events_catalog import every_event
 from .support import tool_turn
