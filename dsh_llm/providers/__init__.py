@@ -1,8 +1,8 @@
 """Provider adapters: real models behind the :class:`~dsh_llm.request.ModelAdapter`
 protocol.
 
-Each adapter needs its provider's SDK, installed as an extra (``dsh[openai]``,
-``dsh[anthropic]``). Nothing here imports an SDK until its adapter is first used,
+Each adapter needs its provider's SDK, installed as an extra (``dsh-sdk[openai]``,
+``dsh-sdk[anthropic]``). Nothing here imports an SDK until its adapter is first used,
 so ``import dsh_llm.providers`` works without them.
 """
 

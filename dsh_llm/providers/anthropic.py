@@ -1,6 +1,6 @@
 """Adapter for the Anthropic Messages API, built on the official ``anthropic`` package.
 
-Install with ``pip install 'dsh[anthropic]'``.
+Install with ``pip install 'dsh-sdk[anthropic]'``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ try:
     import anthropic
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "AnthropicAdapter needs the 'anthropic' package: pip install 'dsh[anthropic]'"
+        "AnthropicAdapter needs the 'anthropic' package: pip install 'dsh-sdk[anthropic]'"
     ) from error
 
 from dsh_llm.frozen_json import freeze_json, thaw_json

@@ -1,7 +1,7 @@
 """Adapter for OpenAI chat completions and the servers that speak it (DeepSeek,
 OpenAI, vLLM, Ollama, ...), built on the official ``openai`` package.
 
-Install with ``pip install 'dsh[openai]'``.
+Install with ``pip install 'dsh-sdk[openai]'``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ try:
     import openai
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "OpenAIChatAdapter needs the 'openai' package: pip install 'dsh[openai]'"
+        "OpenAIChatAdapter needs the 'openai' package: pip install 'dsh-sdk[openai]'"
     ) from error
 
 from dsh_llm.providers._errors import SdkErrors
