@@ -576,16 +576,12 @@ def check_deltas(rebuilt: list[RebuiltRequest]) -> None:
 
 def test_deltas_rebuild_every_id_list_through_rewrites_and_summaries() -> None:
     log = Log()
-    tool_turn(log)
+    result = tool_turn(log)[2]
     result_seq = surface_seqs(log)[2]
     block = ToolResultBlock(tool_call_id="call-1", content=(TextBlock(text="[pruned]"),))
     log.append(
         "tool/result",
-        {
-            "turn": 1,
-            "step": 1,
-            "message": replace_content(log.session.events[result_seq].data.message, [block]),
-        },  # noqa: E501
+        {"turn": 1, "step": 1, "message": replace_content(result, [block])},
         surface_op=Replace(start=result_seq, end=result_seq),
         source_event_seqs=[result_seq],
     )
