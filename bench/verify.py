@@ -8,7 +8,9 @@ the child, so that other work on the machine hardly moves the figure). The floor
 a child process that only reads the session from the store (what verify must do
 before it can re-build anything), so the ratio is the cost of re-building every
 request and comparing each with the one before. Peak memory is the child's maximum
-resident set size.
+resident set size. ``verify --json`` is measured too, with the size of what it prints
+against the size of the log itself (``sessions export``): each request is described by
+its delta from the one before, so the report stays a fraction of the log.
 """
 
 from __future__ import annotations
@@ -122,22 +124,26 @@ async def build_session(url: str, turns: int) -> Session:
     return agent.session
 
 
-def _measure(command: Sequence[str]) -> tuple[float, int]:
-    """CPU seconds (user + system) and peak resident bytes of one child process running
-    ``command``. The peak is the child's own ``VmHWM``, read as it exits: ``ru_maxrss``
-    would count the pages of this (large) process that the child shared before it
-    exec'd. CPU time, unlike wall time, hardly moves with other work on the machine."""
-    with tempfile.NamedTemporaryFile("r", suffix=".peak") as peak:
+def _measure(command: Sequence[str]) -> tuple[float, int, int]:
+    """CPU seconds (user + system), peak resident bytes and bytes written to standard
+    output of one child process running ``command``. The peak is the child's own
+    ``VmHWM``, read as it exits: ``ru_maxrss`` would count the pages of this (large)
+    process that the child shared before it exec'd. CPU time, unlike wall time, hardly
+    moves with other work on the machine."""
+    with (
+        tempfile.NamedTemporaryFile("r", suffix=".peak") as peak,
+        tempfile.TemporaryFile() as output,
+    ):
         child = subprocess.Popen(
-            [sys.executable, "-c", _REPORTING_PEAK, peak.name, *command],
-            stdout=subprocess.DEVNULL,
+            [sys.executable, "-c", _REPORTING_PEAK, peak.name, *command], stdout=output
         )
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
         if child.returncode != 0:
             raise subprocess.CalledProcessError(child.returncode, command)
         kilobytes = int(peak.read().split()[0])
-    return usage.ru_utime + usage.ru_stime, kilobytes * 1024
+        written = output.seek(0, os.SEEK_END)
+    return usage.ru_utime + usage.ru_stime, kilobytes * 1024, written
 
 
 def run(options: Options) -> list[Case]:
@@ -146,22 +152,31 @@ def run(options: Options) -> list[Case]:
     with tempfile.TemporaryDirectory(prefix="dsh-bench-verify-") as directory:
         url = f"sqlite:///{Path(directory) / 'verify.db'}"
         session = asyncio.run(build_session(url, turns))
+        verify = ["dsh_agent.cli", "sessions", "verify", "--store", url, session.id]
         commands = {
-            "dsh verify": ["dsh_agent.cli", "sessions", "verify", "--store", url, session.id],
+            "dsh verify": verify,
+            "dsh verify --json": [*verify, "--json"],
             "read only": ["dsh_session.stores", "read", url, session.id],
         }
-        samples: dict[str, list[tuple[float, int]]] = {name: [] for name in commands}
+        samples: dict[str, list[tuple[float, int, int]]] = {name: [] for name in commands}
         for _ in range(repeats):
             for name, command in commands.items():
                 samples[name].append(_measure(command))
+        export = ["dsh_agent.cli", "sessions", "export", "--store", url, session.id]
+        log_bytes = _measure([*export, "--format", "jsonl"])[2]
     size = f"{session.seq:,} events, {session.last_turn:,} turns"
-    targets = (Target("read only", 2.0, subject="dsh verify"),)
+    # --json also encodes a report a third the size of the log (indented JSON, which
+    # Python's json module writes with its pure-Python encoder): hence its own margin.
+    targets = (
+        Target("read only", 2.0, subject="dsh verify"),
+        Target("read only", 2.5, subject="dsh verify --json"),
+    )
     return [
         Case(
             SUITE,
             f"verify a {size} session (child process)",
             "s",
-            {name: statistics.median(t for t, _ in runs) for name, runs in samples.items()},
+            {name: statistics.median(t for t, _, _ in runs) for name, runs in samples.items()},
             targets=targets,
             clock="cpu",
         ),
@@ -169,7 +184,17 @@ def run(options: Options) -> list[Case]:
             SUITE,
             f"peak resident memory verifying {size}",
             "bytes",
-            {name: float(max(m for _, m in runs)) for name, runs in samples.items()},
+            {name: float(max(m for _, m, _ in runs)) for name, runs in samples.items()},
             targets=targets,
+        ),
+        Case(
+            SUITE,
+            f"verify --json output for {size}, against the log's JSONL export",
+            "bytes",
+            {
+                "dsh verify --json": float(samples["dsh verify --json"][0][2]),
+                "log (export jsonl)": float(log_bytes),
+            },
+            targets=(Target("log (export jsonl)", 0.5, subject="dsh verify --json"),),
         ),
     ]

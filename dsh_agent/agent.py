@@ -62,6 +62,16 @@ class Agent(Protocol):
         """Wait until the agent is quiescent."""
         ...
 
+    async def aclose(self) -> None:
+        """Abort a running turn (cause ``disposed``), make the log durable and give
+        the session back; later deliveries raise ``AgentClosedError``."""
+        ...
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`aclose` was called."""
+        ...
+
     def subscribe(self, observer: NotificationObserver) -> Callable[[], None]:
         """Observe live notifications; returns the unsubscribe function."""
         ...

@@ -1,12 +1,11 @@
-"""The agent loop: delivery, the driver task, and the sequence of turns and steps.
+"""The agent loop: delivery, closing, and the driver task that runs turn after turn.
 
 A waking send to an idle agent opens the turn *synchronously* (insert splice, status
 ``running``, ``turn/start``, claim splices) and only then creates the driver task, so
-the caller observes a started turn as soon as ``followup()`` returns. Each step is
-claim → pre-step → the step itself (:mod:`dsh_agent.step`); the turn goes on while
-tools ran or next-step input is pending. After a ``completed`` or ``max-tokens`` turn
-the driver goes on while anything is pending; after ``blocked``, ``error`` or
-``aborted`` it stops, and leftover input waits for the next waking send.
+the caller observes a started turn as soon as ``followup()`` returns. How one turn
+runs is :mod:`dsh_agent.turn`. After a ``completed`` or ``max-tokens`` turn the driver
+goes on while anything is pending; after ``blocked``, ``error`` or ``aborted`` it
+stops, and leftover input waits for the next waking send.
 """
 
 from __future__ import annotations
@@ -16,35 +15,28 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Self
 
-from dsh_agent.cancellation import CancelCauseInput, CancelScope, TurnAborted, as_cancel_cause
+from dsh_agent.cancellation import CancelCauseInput, CancelScope, as_cancel_cause
 from dsh_agent.errors import AgentClosedError, AgentError
 from dsh_agent.inbox import Inbox, check_target
 from dsh_agent.notifications import (
     AgentStatus,
-    InboxClaimed,
     InboxTarget,
     Notification,
     NotificationObserver,
     StatusChanged,
 )
-from dsh_agent.prestep import PreStep, PreStepHandler, Reject, run_pre_step
+from dsh_agent.prestep import PreStepHandler
 from dsh_agent.session_claims import claim, release
 from dsh_agent.step import StepRunner
 from dsh_agent.tools import Tool
+from dsh_agent.turn import TurnRunner
 from dsh_llm.messages import UserMessage
 from dsh_llm.request import ModelAdapter
-from dsh_llm.stream import LlmFailure
 from dsh_session.events import (
-    AbortedReason,
-    BlockedReason,
     CompletedReason,
-    ErrorReason,
     MaxTokensReason,
     RequestConfig,
     RequestHeader,
-    TurnEndData,
-    TurnEndReason,
-    TurnStartData,
 )
 from dsh_session.header import SessionId
 from dsh_session.session import Session
@@ -53,9 +45,6 @@ if TYPE_CHECKING:
     from dsh_session.stores import SessionStore
 
 _log = logging.getLogger("dsh_agent")
-
-_COMPLETED = CompletedReason()
-_BLOCKED = BlockedReason()
 
 
 def _index_tools(tools: Iterable[Tool]) -> dict[str, Tool]:
@@ -139,6 +128,15 @@ class AgentLoop:
             inbox=self._inbox,
             checkpoint=self._checkpoint,
             check_requests=check_requests,
+        )
+        self._turns = TurnRunner(
+            agent=self,
+            session=session,
+            inbox=self._inbox,
+            steps=self._steps,
+            pre_step_handlers=self._pre_step_handlers,
+            checkpoint=self._checkpoint,
+            notify=self._notify,
         )
         if store is not None:
             store.attach(session)  # attaching the same object again does nothing
@@ -321,25 +319,13 @@ class AgentLoop:
             self._scope = None
             self._set_status("idle")
             return
-        turn, claimed = self._open_turn()
+        turn, claimed = self._turns.open()
         self._driver = asyncio.get_running_loop().create_task(self._drive(scope, turn, claimed))
-
-    def _open_turn(self) -> tuple[int, tuple[UserMessage, ...]]:
-        turn = self._session.last_turn + 1
-        self._session.append("turn/start", TurnStartData(turn=turn))
-        return turn, self._announce_claim(turn, self._inbox.claim_first_step())
-
-    def _announce_claim(
-        self, turn: int, claimed: tuple[UserMessage, ...]
-    ) -> tuple[UserMessage, ...]:
-        for message in claimed:
-            self._notify(InboxClaimed(message, turn))
-        return claimed
 
     async def _drive(self, scope: CancelScope, turn: int, claimed: tuple[UserMessage, ...]) -> None:
         try:
             while True:
-                reason = await self._run_turn(scope, turn, claimed)
+                reason = await self._turns.run(scope, turn, claimed)
                 if (
                     scope.cause is not None
                     or not isinstance(reason, CompletedReason | MaxTokensReason)
@@ -348,7 +334,7 @@ class AgentLoop:
                     break
                 scope = self._scope = CancelScope()
                 self._latched = False
-                turn, claimed = self._open_turn()
+                turn, claimed = self._turns.open()
         except Exception:
             _log.exception("agent %s: the loop failed and stopped", self.id)
         finally:
@@ -365,65 +351,7 @@ class AgentLoop:
         if wake and self._status == "idle":
             self._start_driver()
 
-    # --- one turn --------------------------------------------------------------------------
-
-    async def _run_turn(
-        self, scope: CancelScope, turn: int, claimed: tuple[UserMessage, ...]
-    ) -> TurnEndReason:
-        step = 0
-        ending: TurnEndReason | None = None  # how the previous step would end the turn
-        try:
-            while True:
-                step += 1
-                if step > 1:
-                    claimed = self._announce_claim(turn, self._inbox.claim_next_step())
-                entering = await self._pre_step(scope, claimed, turn, step)
-                if entering is None:
-                    return await self._end_turn(scope, turn, _BLOCKED)
-                if not entering and (step == 1 or ending is not None):
-                    return await self._end_turn(scope, turn, ending or _COMPLETED)
-                outcome = await self._steps.run(scope, turn, step, entering)
-                if outcome is None:  # tools ran: the model needs another step
-                    ending = None
-                    continue
-                if isinstance(outcome, ErrorReason):
-                    return await self._end_turn(scope, turn, outcome)
-                if not isinstance(ending, MaxTokensReason):  # max-tokens is sticky
-                    ending = outcome
-                if not self._inbox.next_step:
-                    return await self._end_turn(scope, turn, ending)
-        except TurnAborted:
-            pass
-        except Exception as error:
-            if scope.cause is None:
-                _log.exception("agent %s: turn %d failed", self.id, turn)
-                failure = LlmFailure.from_exception(error)
-                return await self._end_turn(scope, turn, ErrorReason(error=failure))
-        assert scope.cause is not None
-        return await self._end_turn(scope, turn, AbortedReason(reason=scope.cause))
-
-    async def _end_turn(
-        self, scope: CancelScope, turn: int, reason: TurnEndReason
-    ) -> TurnEndReason:
-        self._session.append("turn/end", TurnEndData(turn=turn, reason=reason))
-        try:
-            await self._checkpoint(scope)
-        except Exception:  # the store keeps the batch and reports it at the next flush
-            _log.exception("agent %s: flushing the end of turn %d failed", self.id, turn)
-        return reason
-
-    async def _pre_step(
-        self, scope: CancelScope, claimed: tuple[UserMessage, ...], turn: int, step: int
-    ) -> tuple[UserMessage, ...] | None:
-        """The messages entering the step, or None when a handler rejected it."""
-        await self._checkpoint(scope)
-        handlers = tuple(self._pre_step_handlers)
-        if not handlers:
-            scope.check()
-            return claimed
-        with scope.interruptible():
-            decision = await run_pre_step(handlers, PreStep(self, claimed, turn, step))
-        return None if isinstance(decision, Reject) else tuple(decision.messages)
+    # --- durability ---------------------------------------------------------------------
 
     async def _checkpoint(self, scope: CancelScope) -> None:
         """Make everything appended so far durable, when a store is attached."""

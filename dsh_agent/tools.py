@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, get_type_hints, overload
@@ -20,6 +19,7 @@ from typing import Any, TypeAlias, get_type_hints, overload
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from dsh_agent.errors import AgentError
+from dsh_agent.model_json import ModelJsonError, parse_model_json
 from dsh_llm.content import (
     ContentBlock,
     ContentBlockAdapter,
@@ -304,9 +304,9 @@ def _parse_arguments(raw: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as error:
-        raise ToolArgumentsError(f"the arguments are not valid JSON ({error})") from None
+        value = parse_model_json(raw)
+    except ModelJsonError as error:
+        raise ToolArgumentsError(f"the arguments are refused: {error}") from None
     if not isinstance(value, dict):
         raise ToolArgumentsError(
             f"the arguments must be a JSON object, not a JSON {type(value).__name__}"

@@ -2,14 +2,18 @@
 
 Each request that produced output is rebuilt from the log alone
 (:func:`~dsh_agent.requests.reconstruct_attempts`, in one pass and without copying any
-history) and described by how it grew from the request before it: messages added at
-the end, and messages of the previous request that are no longer in place (a surface
-rewrite such as compaction). When the requests
-actually sent are known (the demo records them), each is compared with its rebuild.
+history) and described by how it differs from the request before it: the splices that
+turn the previous message-id list into this one (messages added at the end, or a range
+rewritten by a surface replace such as compaction), its message count and a digest of
+its full id list. Listing only the splices keeps ``sessions verify --json`` linear in
+the log, where listing every request's ids would grow with turns x history. When the
+requests actually sent are known (the demo records them), each is compared with its
+rebuild.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,8 +23,37 @@ from rich.table import Table
 from rich.text import Text
 
 from dsh_agent.requests import ModelAttempt, diff_requests, reconstruct_attempts
+from dsh_llm.messages import Message
 from dsh_llm.request import GenerateRequest
 from dsh_session.events import SessionEvent
+
+
+@dataclass(frozen=True)
+class Splice:
+    """One change from the previous request's id list to the next: at position ``at``
+    of the previous list, ``removed`` ids go and the ids ``added`` take their place
+    (``removed == 0`` at the end of the list: messages appended)."""
+
+    at: int
+    removed: int
+    added: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "removed": self.removed, "added": list(self.added)}
+
+
+def id_list_digest(ids: Sequence[str]) -> str:
+    """The digest ``sessions verify --json`` gives of a request's full message-id list:
+    SHA-256 (hex) of every id in UTF-8 followed by a newline byte (ids hold no control
+    characters, so the encoding is unambiguous)."""
+    digest = hashlib.sha256()
+    for message_id in ids:
+        digest.update(_id_bytes(message_id))
+    return digest.hexdigest()
+
+
+def _id_bytes(message_id: str) -> bytes:
+    return message_id.encode("utf-8") + b"\n"
 
 
 @dataclass(frozen=True)
@@ -31,10 +64,11 @@ class RebuiltRequest:
     """1-based position among the session's requests."""
     attempt: ModelAttempt
     """The attempt it was rebuilt from: header and history, without copying it."""
-    added: int
-    """Messages at the end that the previous request did not have."""
-    rewritten: int
-    """Messages of the previous request that are not in place any more."""
+    splices: tuple[Splice, ...]
+    """How the previous request's message-id list becomes this one's, in ascending
+    ``at`` (for the first request: one splice adding every id)."""
+    digest: str
+    """:func:`id_list_digest` of this request's full message-id list."""
     differences: tuple[str, ...] | None
     """How the request actually sent differs from the rebuild (empty: identical);
     None when the sent request is not known."""
@@ -44,35 +78,84 @@ class RebuiltRequest:
         """The rebuilt request itself, built on demand (it copies the history)."""
         return self.attempt.request()
 
+    @property
+    def added(self) -> int:
+        """Messages this request has that the previous one did not have in place."""
+        return sum(len(splice.added) for splice in self.splices)
+
+    @property
+    def rewritten(self) -> int:
+        """Messages of the previous request that are not in place any more."""
+        return sum(splice.removed for splice in self.splices)
+
     def to_json(self) -> dict[str, Any]:
         config = self.attempt.header.config
         value: dict[str, Any] = {
             "number": self.number,
+            "seq": self.attempt.seq,
             "provider": config.provider,
             "model": config.model,
-            "messages": [message.id for message in self.attempt.messages],
+            "messageCount": len(self.attempt.messages),
+            "messageDigest": self.digest,
             "added": self.added,
             "rewritten": self.rewritten,
+            "splices": [splice.to_json() for splice in self.splices],
         }
         if self.differences is not None:
             value["differences"] = list(self.differences)
         return value
 
 
-def _kept(previous: ModelAttempt | None, current: ModelAttempt) -> int:
-    """How many messages of the previous request begin this one, in place. Without a
-    surface rewrite between them the previous history is a prefix of this one, so
-    only a rewrite costs a comparison (up to the first message not in place)."""
+def _splices(previous: ModelAttempt | None, current: ModelAttempt) -> tuple[Splice, ...]:
+    """The splices from ``previous``'s messages to ``current``'s. Without a surface
+    rewrite between them the previous history is a prefix of this one (at most one
+    splice, at the end); after a rewrite the messages still present (the very same
+    objects, in the same order) are matched in one pass over both lists."""
+    after = current.messages
     if previous is None:
-        return 0
+        return (Splice(0, 0, tuple(message.id for message in after)),) if after else ()
+    before = previous.messages
     if not current.rewritten:
-        return len(previous.messages)
-    kept = 0
-    for before, after in zip(previous.messages, current.messages, strict=False):
-        if before is not after:
-            break
-        kept += 1
-    return kept
+        grown = tuple(message.id for message in after[len(before) :])
+        return (Splice(len(before), 0, grown),) if grown else ()
+    return _matched_splices(before, after)
+
+
+def _matched_splices(before: Sequence[Message], after: Sequence[Message]) -> tuple[Splice, ...]:
+    position = {id(message): index for index, message in enumerate(before)}
+    splices = []
+    cursor = 0  # the first message of ``before`` not yet kept or removed
+    pending: list[str] = []  # ids added since the last kept message
+    for message in after:
+        index = position.get(id(message), -1)
+        if index < cursor:  # new here (or out of order: then listed again)
+            pending.append(message.id)
+            continue
+        if index > cursor or pending:
+            splices.append(Splice(cursor, index - cursor, tuple(pending)))
+            pending = []
+        cursor = index + 1
+    if cursor < len(before) or pending:
+        splices.append(Splice(cursor, len(before) - cursor, tuple(pending)))
+    return tuple(splices)
+
+
+class _RunningDigest:
+    """:func:`id_list_digest` of each request in turn, in time linear in the ids added:
+    plain growth only feeds the new ids; a rewrite starts again from the full list."""
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+
+    def advance(self, current: ModelAttempt, splices: Sequence[Splice]) -> str:
+        if current.rewritten:
+            self._digest = hashlib.sha256()
+            added: Sequence[str] = [message.id for message in current.messages]
+        else:
+            added = [message_id for splice in splices for message_id in splice.added]
+        for message_id in added:
+            self._digest.update(_id_bytes(message_id))
+        return self._digest.hexdigest()
 
 
 def rebuild_requests(
@@ -83,8 +166,9 @@ def rebuild_requests(
     (or the reverse) is a difference too."""
     results = []
     previous: ModelAttempt | None = None
+    running = _RunningDigest()
     for index, attempt in enumerate(reconstruct_attempts(events)):
-        kept = _kept(previous, attempt)
+        splices = _splices(previous, attempt)
         differences: tuple[str, ...] | None = None
         if sent is not None:
             differences = (
@@ -96,8 +180,8 @@ def rebuild_requests(
             RebuiltRequest(
                 number=index + 1,
                 attempt=attempt,
-                added=len(attempt.messages) - kept,
-                rewritten=(len(previous.messages) if previous else 0) - kept,
+                splices=splices,
+                digest=running.advance(attempt, splices),
                 differences=differences,
             )
         )

@@ -11,6 +11,7 @@ import pytest
 
 from dsh_agent import AgentError, AgentLoop, reconstruct_requests, tool
 from dsh_llm import (
+    MAX_JSON_DEPTH,
     GenerateRequest,
     LlmFailure,
     MaxTokensFinish,
@@ -182,6 +183,34 @@ async def test_tool_problems_become_error_results_and_the_turn_goes_on(
         None,
     ]
     assert turn_ends(agent)[0].kind == "completed"  # type: ignore[attr-defined]
+
+
+async def test_arguments_nested_past_the_limit_are_an_error_result_that_is_stored(
+    tmp_path: Path,
+) -> None:
+    deep = '{"a": ' * 100_000 + "1" + "}" * 100_000
+    calls = reply(tool_calls=[{"id": "c1", "name": "add", "arguments": deep}])
+    async with SqliteSessionStore(tmp_path / "deep.db") as store:
+        agent = AgentLoop(
+            session=Session.create(),
+            adapter=ScriptedAdapter([calls, "done"]),
+            provider="p",
+            model="m",
+            tools=[add],
+            store=store,
+            check_requests=True,
+        )
+        agent.followup(fixed("m1", "hi"))
+        await agent.when_idle()
+        (result,) = [e.data for e in agent.session.events if e.type == "tool/result"]
+        assert result.error is not None and result.error.code == "TOOL_ARGUMENTS_INVALID"
+        assert f"MAX_JSON_DEPTH={MAX_JSON_DEPTH}" in result.message.model_dump_json()
+        assert turn_ends(agent)[0].kind == "completed"  # type: ignore[attr-defined]
+        session_id = agent.id
+        await agent.aclose()
+    async with SqliteSessionStore(tmp_path / "deep.db") as store:
+        stored, _ = await store.read(session_id)
+    assert stored.events == agent.session.events
 
 
 async def test_every_request_is_reconstructable_from_the_log(make_agent: AgentFactory) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_agent import AgentClosedError, AgentLoop, SessionInUseError
+from dsh_agent import Agent, AgentClosedError, AgentLoop, SessionInUseError
 from dsh_llm.testing import ScriptedAdapter
 from dsh_session import Session, TurnEndEvent
 from dsh_session.stores import SqliteSessionStore
@@ -129,3 +129,18 @@ async def test_aclose_inside_the_loops_own_turn_is_refused(session: Session) -> 
     agent.followup(fixed("m1", "hi"))
     await asyncio.wait_for(agent.when_idle(), 5)
     assert closing and "its own turn" in str(closing[0])
+
+
+async def close_any(agent: Agent) -> bool:
+    """Code written against the Agent protocol only (mypy checks it has aclose)."""
+    await agent.aclose()
+    return agent.closed
+
+
+async def test_an_agent_is_closed_through_the_protocol(session: Session) -> None:
+    agent = loop_over(session, "one")
+    agent.followup(fixed("m1", "hi"))
+    assert await close_any(agent) is True
+    assert loop_over(session).session is session  # the session was given back
+    ends = [e.data.reason.kind for e in session.events if isinstance(e, TurnEndEvent)]
+    assert ends == ["aborted"]

@@ -7,12 +7,18 @@ them, so each test pins one rule of reconstruction.
 from __future__ import annotations
 
 import gc
+import json
 import tracemalloc
 from typing import Any
 
 import pytest
 
-from dsh_agent.commands.rebuild import rebuild_requests, request_table
+from dsh_agent.commands.rebuild import (
+    RebuiltRequest,
+    id_list_digest,
+    rebuild_requests,
+    request_table,
+)
 from dsh_agent.requests import (
     RequestMismatch,
     RequestReconstructionError,
@@ -542,3 +548,79 @@ def test_a_long_request_table_collapses_plain_growth_but_keeps_every_rewrite() -
     rewritten = list(table.columns[4].cells)
     assert numbers == ["1", "2-60", "61", "62", "63"]
     assert rewritten == ["", "", "3", "", ""]  # request 60 ended with 3 of them
+
+
+# --- the request deltas of ``sessions verify --json`` -----------------------------------
+
+
+def apply_splices(ids: list[str], request: dict[str, Any]) -> list[str]:
+    """What a consumer of ``verify --json`` does: the previous id list plus the splices."""
+    rebuilt: list[str] = []
+    cursor = 0
+    for splice in request["splices"]:
+        rebuilt += ids[cursor : splice["at"]] + splice["added"]
+        cursor = splice["at"] + splice["removed"]
+    return rebuilt + ids[cursor:]
+
+
+def check_deltas(rebuilt: list[RebuiltRequest]) -> None:
+    """Every request's full id list follows from the deltas alone, and matches its
+    count and digest."""
+    ids: list[str] = []
+    for item in rebuilt:
+        ids = apply_splices(ids, json.loads(json.dumps(item.to_json())))
+        assert ids == [message.id for message in item.attempt.messages]
+        assert item.to_json()["messageCount"] == len(ids)
+        assert item.to_json()["messageDigest"] == id_list_digest(ids)
+
+
+def test_deltas_rebuild_every_id_list_through_rewrites_and_summaries() -> None:
+    log = Log()
+    result = tool_turn(log)[2]
+    result_seq = surface_seqs(log)[2]
+    block = ToolResultBlock(tool_call_id="call-1", content=(TextBlock(text="[pruned]"),))
+    log.append(
+        "tool/result",
+        {"turn": 1, "step": 1, "message": replace_content(result, [block])},
+        surface_op=Replace(start=result_seq, end=result_seq),
+        source_event_seqs=[result_seq],
+    )
+    next_turn(log, "Thanks!")
+    log.end_step()
+    log.end_turn()
+    seqs = surface_seqs(log)  # question, asking, result, answer, pruned result, ...
+    shadowed = [seqs[1], seqs[4], seqs[3]]  # asking, pruned result, answer: in place
+    summary = create_user_message(content="Summary.", source={"kind": "plugin", "plugin": "c"})
+    log.append(
+        "user/message",
+        summary,
+        surface_op=Replace(start=seqs[1], end=seqs[3]),
+        source_event_seqs=sorted(shadowed),
+    )
+    next_turn(log, "And then?")
+    rebuilt = rebuild_requests(log.session.events)
+    check_deltas(rebuilt)
+    pruned, summarized = rebuilt[2].to_json(), rebuilt[3].to_json()
+    # the pruned result keeps its id, in place: one splice of one message
+    assert pruned["splices"][0]["at"] == 2 and pruned["splices"][0]["removed"] == 1
+    assert pruned["rewritten"] == 1
+    # the summary replaces a range in the middle; the rest is not listed again
+    assert summarized["splices"][0] == {"at": 1, "removed": 3, "added": [summary.id]}
+
+
+def test_plain_growth_lists_only_the_new_ids() -> None:
+    rebuilt = rebuild_requests(long_log(3).session.events)
+    check_deltas(rebuilt)
+    assert [len(item.to_json()["splices"]) for item in rebuilt] == [1] * 6
+    assert [item.added for item in rebuilt] == [1, 2, 2, 2, 2, 2]
+
+
+def verify_json_size(turns: int) -> int:
+    rebuilt = rebuild_requests(long_log(turns).session.events)
+    return len(json.dumps([item.to_json() for item in rebuilt]))
+
+
+def test_the_verify_report_grows_linearly_with_the_log() -> None:
+    # Listing every request's full id list makes 4x the turns about 16x the bytes.
+    small, large = verify_json_size(25), verify_json_size(100)
+    assert large < 5 * small

@@ -7,6 +7,7 @@ a stable code and a text the model can act on.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Annotated, Any
 
 import pytest
@@ -22,6 +23,7 @@ from dsh_agent.tools import (
     tool,
 )
 from dsh_llm import (
+    MAX_JSON_DEPTH,
     ImageBlock,
     TextBlock,
     ToolCallBlock,
@@ -242,6 +244,47 @@ async def test_invalid_json_arguments_are_reported_and_the_body_does_not_run() -
     assert outcome.error == ToolErrorInfo(name="ToolArgumentsError", code="TOOL_ARGUMENTS_INVALID")
     assert "not valid JSON" in text_of(outcome)
     assert not ran
+
+
+def nested(levels: int) -> str:
+    """An arguments object ``levels`` levels deep: objects and arrays in turn."""
+    opening = "".join('{"a": ' if level % 2 == 0 else "[" for level in range(levels))
+    closing = "".join("}" if level % 2 == 0 else "]" for level in reversed(range(levels)))
+    return opening + "1" + closing
+
+
+def recording_tool() -> tuple[Tool, list[dict[str, Any]]]:
+    seen: list[dict[str, Any]] = []
+
+    async def record(arguments: dict[str, Any]) -> str:
+        seen.append(arguments)
+        return "ok"
+
+    return Tool(name="record", description="", parameters={"type": "object"}, handler=record), seen
+
+
+@pytest.mark.parametrize("levels", [MAX_JSON_DEPTH + 1, 100_000])
+async def test_arguments_deeper_than_the_nesting_limit_are_refused(levels: int) -> None:
+    record, seen = recording_tool()
+    outcome = await run([record], "record", nested(levels))
+    assert outcome.error == ToolErrorInfo(name="ToolArgumentsError", code="TOOL_ARGUMENTS_INVALID")
+    assert f"MAX_JSON_DEPTH={MAX_JSON_DEPTH}" in text_of(outcome)
+    assert seen == []
+
+
+async def test_arguments_at_the_nesting_limit_reach_the_handler() -> None:
+    record, seen = recording_tool()
+    outcome = await run([record], "record", nested(MAX_JSON_DEPTH))
+    assert outcome.error is None
+    assert seen == [json.loads(nested(MAX_JSON_DEPTH))]
+
+
+async def test_an_integer_too_long_to_read_is_invalid_json() -> None:
+    record, seen = recording_tool()
+    outcome = await run([record], "record", '{"n": ' + "7" * 10_000 + "}")
+    assert outcome.error is not None and outcome.error.code == "TOOL_ARGUMENTS_INVALID"
+    assert "not valid JSON" in text_of(outcome)
+    assert seen == []
 
 
 async def test_arguments_that_are_not_an_object_are_invalid() -> None:

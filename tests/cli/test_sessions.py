@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import sqlite3
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 import pytest
 
 from cli.runner import DemoRun, Dsh
+from dsh_agent.commands.rebuild import id_list_digest
 from dsh_llm import ToolCallBlock, create_assistant_message, create_user_message
 from dsh_session import Session, SessionEventAdapter
 from dsh_session.stores import SqliteSessionStore
@@ -153,13 +153,18 @@ def test_verify_rebuilds_every_request(demo: DemoRun) -> None:
     assert report["id"] == demo.session_id
     requests = report["requests"]
     assert [request["number"] for request in requests] == [1, 2, 3, 4, 5]
-    prompt_id = requests[0]["messages"][0]
-    # each request is its predecessor plus what the log added since
-    for before, after in itertools.pairwise(requests):
-        assert after["messages"][: len(before["messages"])] == before["messages"]
-        assert after["added"] == len(after["messages"]) - len(before["messages"])
-        assert after["rewritten"] == 0
-    assert all(request["messages"][0] == prompt_id for request in requests)
+    # each request is its predecessor plus the ids the log added since: only those
+    # are listed, and the full list they make matches the count and digest given
+    ids: list[str] = []
+    for request in requests:
+        (splice,) = request["splices"]
+        assert splice == {"at": len(ids), "removed": 0, "added": splice["added"]}
+        assert request["added"] == len(splice["added"]) > 0
+        assert request["rewritten"] == 0
+        ids += splice["added"]
+        assert request["messageCount"] == len(ids)
+        assert request["messageDigest"] == id_list_digest(ids)
+    assert len(set(ids)) == len(ids)
     output = dsh.ok("sessions", "verify", demo.session_id)
     assert f"session {demo.session_id}: the log is valid" in output
     assert "5 requests rebuilt" in output
