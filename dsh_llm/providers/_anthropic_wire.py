@@ -158,11 +158,11 @@ def _thinking_block(block: ReasoningBlock, entry: Mapping[str, Any]) -> WireBloc
 
 def _arguments_object(arguments: str) -> Any:
     """The tool input as a JSON object. Arguments that are not one (a model can
-    produce broken JSON) are sent as ``{}``: the tool result already told the model
-    what was wrong with them."""
+    produce broken JSON, or JSON nested past the parser's limit) are sent as ``{}``:
+    the tool result already told the model what was wrong with them."""
     try:
         value = json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}
 

@@ -289,12 +289,17 @@ async def test_thinking_of_another_model_is_not_replayed(
     }
 
 
+@pytest.mark.parametrize(
+    "arguments",
+    ['{"city": "Par', "[" * 100_000 + "]" * 100_000],
+    ids=["broken", "nested-past-the-parser"],
+)
 async def test_tool_arguments_that_are_not_a_json_object_are_sent_as_empty_input(
-    stub: StubServer,
+    stub: StubServer, arguments: str
 ) -> None:
     stub.script(sse_reply(text_reply("ok")))
     answer = create_assistant_message(
-        content=[ToolCallBlock(id="call_1", name="weather", arguments='{"city": "Par')],
+        content=[ToolCallBlock(id="call_1", name="weather", arguments=arguments)],
         source={"provider": "deepseek", "model": "deepseek-chat"},
     )
     result = create_tool_result_message(
