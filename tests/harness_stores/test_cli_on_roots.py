@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -53,3 +54,19 @@ def test_verify_of_a_crash_cut_reports_the_repair(tmp_path: Path) -> None:
     output = Dsh(tmp_path).ok("sessions", "verify", "crash-tool-call", *_store(root))
     assert "repaired on load: a crash had left a turn open" in output
     assert tree(root) == before
+
+
+def test_list_show_and_verify_read_a_harness_database(tmp_path: Path) -> None:
+    shutil.copy(TS_LOGS / "sqlite" / "ts.db", tmp_path / "ts.db")
+    before = tree(tmp_path)
+    dsh = Dsh(tmp_path)
+    store = ["--store", "sqlite:///ts.db"]
+    listed = dsh.json("sessions", "list", *store)
+    assert sorted(summary["id"] for summary in listed) == sorted(SCENARIOS)
+    for scenario in _READABLE:
+        assert (
+            dsh.json("sessions", "show", scenario, *store) == expected_session(scenario)["events"]
+        )
+        report: dict[str, Any] = dsh.json("sessions", "verify", scenario, *store)
+        assert [r["messages"] for r in report["requests"]] == _requests(scenario)
+    assert tree(tmp_path) == before
