@@ -19,12 +19,13 @@ that creates no ``-wal``/``-shm`` files; with a log present it reads through it.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 from pathlib import Path
 from typing import Any
 
-from dsh_session.errors import StoreError
+from dsh_session.errors import SessionError, StoreError
 from dsh_session.harness_format import (
     APPLICATION_ID,
     SCHEMA_VERSION,
@@ -51,6 +52,8 @@ from dsh_session.stores.base import (
 )
 from dsh_session.stores.ownership import SessionLocks
 from dsh_session.stores.recovery import StoredLog
+
+logger = logging.getLogger(__name__)
 
 _SQLITE_HEADER = 100
 """Length of a SQLite file's header, which holds ``user_version`` and ``application_id``."""
@@ -199,10 +202,17 @@ class HarnessSqliteSessionStore(SessionStore):
     def _read_headers(self) -> list[SessionHeader]:
         db = self._reader()
         try:
-            return [parse_header(header) for header in read_headers(db)]
+            stored = read_headers(db)
         finally:
             if db is not self._db:
                 db.close()
+        headers = []
+        for header in stored:
+            try:
+                headers.append(parse_header(header))
+            except SessionError as error:  # e.g. an id dsh cannot use as a file name
+                logger.warning("%s: session %r not listed: %s", self, header.get("id"), error)
+        return headers
 
     def _release(self) -> None:
         if self._db is not None:

@@ -209,3 +209,42 @@ def test_a_dsh_database_still_opens_as_dsh_own_store(tmp_path: Path) -> None:
             assert wire_events(read) == wire_events(session)
 
     asyncio.run(run())
+
+
+def test_a_crash_cut_is_repaired_in_schema_17(database: Path) -> None:
+    connection = sqlite3.connect(database, isolation_level=None)
+    try:
+        [(call_seq,)] = connection.execute(
+            "SELECT min(seq) FROM events WHERE session_id = 'two-tools' AND type = 'tool/call'"
+        ).fetchall()
+        connection.execute(
+            "DELETE FROM events WHERE session_id = 'two-tools' AND seq > ?", (call_seq,)
+        )
+    finally:
+        connection.close()
+    old_rows = _rows(database, "two-tools")
+
+    async def run() -> tuple[Session, bool]:
+        async with open_store(f"sqlite:///{database}", mode="open") as store:
+            session = await store.load("two-tools")
+            return session, store.load_report(session).repaired
+
+    session, repaired = asyncio.run(run())
+    assert repaired
+    assert _rows(database, "two-tools")[: len(old_rows)] == old_rows
+    assert _harness_events(database, "two-tools") == wire_events(session)
+    assert session.events[-1].type == "session/end-seed"
+
+
+def test_an_id_dsh_cannot_use_is_left_out_of_the_list(database: Path) -> None:
+    connection = sqlite3.connect(database, isolation_level=None)
+    try:
+        connection.execute("UPDATE sessions SET id = 'has space' WHERE id = 'plain-text'")
+    finally:
+        connection.close()
+
+    async def run() -> list[str]:
+        async with open_store(f"sqlite:///{database}", mode="read") as store:
+            return sorted(header.id for header in await store.list_sessions())
+
+    assert asyncio.run(run()) == sorted(s for s in SCENARIOS if s != "plain-text")
