@@ -11,6 +11,7 @@ a session dsh loaded. The codecs themselves live in :mod:`dsh_session.harness_fo
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,11 +69,12 @@ def harness_folders(root: Path) -> list[SessionFolder]:
 def find_harness_folder(root: Path, session_id: SessionId) -> SessionFolder | None:
     """The harness artifact of one session, or ``None``. Looks only where the id's
     folder would be, so a store with many sessions is not scanned whole."""
-    if not root.is_dir():
-        return None
     segment = encode_segment(session_id)
-    candidates = [p / segment for p in root.iterdir() if p.is_dir() and (p / segment).is_dir()]
-    if not candidates:
+    try:
+        with os.scandir(root) as entries:  # no stat per flat log file
+            if not any(e.is_dir() and os.path.isdir(Path(e.path, segment)) for e in entries):
+                return None
+    except (FileNotFoundError, NotADirectoryError):
         return None
     found = [f for f in harness_folders(root) if f.session_id == session_id]
     return found[0] if found else None
