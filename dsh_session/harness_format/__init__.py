@@ -73,9 +73,12 @@ from dsh_session.harness_format.sqlite_db import (
     SCHEMA_VERSION,
     StoredSession,
     append_batch,
+    check_schema,
     create_database,
     physical_rows,
     read_database,
+    read_headers,
+    read_stored_session,
 )
 from dsh_session.harness_format.store_root import find_session, read_session
 from dsh_session.harness_format.zstd_frames import (
@@ -116,6 +119,7 @@ __all__ = [
     "ZstdFrameError",
     "append_batch",
     "batch_text",
+    "check_schema",
     "check_vocabulary",
     "create_database",
     "decode_frame",
@@ -140,9 +144,11 @@ __all__ = [
     "physical_rows",
     "project_key",
     "read_database",
+    "read_headers",
     "read_log",
     "read_plain_log",
     "read_session",
+    "read_stored_session",
     "read_zstd_log",
     "scan_frames",
     "session_header",

@@ -116,7 +116,7 @@ def check_schema(connection: sqlite3.Connection, *, where: str) -> None:
         raise HarnessSchemaError(f"{where} does not hold exactly the schema-17 tables")
 
 
-def _header(row: sqlite3.Row) -> Json:
+def _header(row: dict[str, Any]) -> Json:
     header: Json = {"version": row["version"], "id": row["id"], "createdAt": row["created_at"]}
     for column, name in _HEADER_COLUMNS:
         if row[column] is not None:
@@ -159,17 +159,35 @@ def _scan_rows(rows: list[EventRow]) -> tuple[list[Any], int | None]:
 def read_database(path: Path) -> list[StoredSession]:
     """Every session of a harness database, opened read-only, in ``id`` order."""
     connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    connection.row_factory = sqlite3.Row
     try:
         check_schema(connection, where=str(path))
-        sessions: list[StoredSession] = []
-        for row in connection.execute("SELECT * FROM sessions ORDER BY id"):
-            rows = [EventRow(*r) for r in connection.execute(_SELECT_EVENTS, (row["id"],))]
-            events, torn_from = _scan_rows(rows)
-            sessions.append(StoredSession(header=_header(row), events=events, torn_from=torn_from))
-        return sessions
+        return [_read_stored(connection, header) for header in read_headers(connection)]
     finally:
         connection.close()
+
+
+def read_headers(connection: sqlite3.Connection) -> list[Json]:
+    """The header of every session, in ``id`` order (see :attr:`StoredSession.header`)."""
+    cursor = connection.execute("SELECT * FROM sessions ORDER BY id")
+    names = [column[0] for column in cursor.description]
+    return [_header(dict(zip(names, row, strict=True))) for row in cursor]
+
+
+def read_stored_session(connection: sqlite3.Connection, session_id: str) -> StoredSession | None:
+    """One session of a schema-17 database, or ``None`` when it has no such session;
+    run it inside a read transaction to see one snapshot."""
+    cursor = connection.execute("SELECT * FROM sessions WHERE id = ?", (session_id,))
+    names = [column[0] for column in cursor.description]
+    found = cursor.fetchone()
+    if found is None:
+        return None
+    return _read_stored(connection, _header(dict(zip(names, found, strict=True))))
+
+
+def _read_stored(connection: sqlite3.Connection, header: Json) -> StoredSession:
+    rows = [EventRow(*r) for r in connection.execute(_SELECT_EVENTS, (header["id"],))]
+    events, torn_from = _scan_rows(rows)
+    return StoredSession(header=header, events=events, torn_from=torn_from)
 
 
 def create_database(path: Path) -> sqlite3.Connection:
@@ -206,14 +224,21 @@ def _next_seq(connection: sqlite3.Connection, session_id: str) -> int:
     return 0 if last is None else int(decode_row(EventRow(*last))[-1]["seq"]) + 1
 
 
-def append_batch(connection: sqlite3.Connection, header: Json, events: list[Any]) -> None:
+def append_batch(
+    connection: sqlite3.Connection, header: Json, events: list[Any], *, create: bool = False
+) -> None:
     """Append one batch to a session in one transaction, creating its row on first use,
-    and bump its ``revision`` as the harness does."""
+    and bump its ``revision`` as the harness does. With ``create`` the session must not
+    exist yet (a second session with its id is refused, field ``id``)."""
     connection.execute("BEGIN IMMEDIATE")
     try:
         exists = connection.execute(
             "SELECT 1 FROM sessions WHERE id = ?", (header["id"],)
         ).fetchone()
+        if create and exists is not None:
+            raise SessionValidationError(
+                f"session {header['id']!r} already exists in the database", field="id"
+            )
         expected = _next_seq(connection, header["id"])
         if events and events[0].get("seq") != expected:
             raise SessionValidationError(

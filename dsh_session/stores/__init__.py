@@ -2,6 +2,7 @@
 
 ``SqliteSessionStore`` (the embedded default), ``JsonlSessionStore`` (one
 ``<session-id>.jsonl`` file per session, the TypeScript harness's format),
+``HarnessSqliteSessionStore`` (the TypeScript harness's schema-17 database),
 ``MemorySessionStore`` (tests), and ``open_store(url)`` to pick one from configuration.
 """
 
@@ -14,6 +15,7 @@ from dsh_session.stores.base import (
     StoreNotFoundError,
     StoreStats,
 )
+from dsh_session.stores.harness_sqlite import HarnessSqliteSessionStore
 from dsh_session.stores.jsonl import JsonlSessionStore
 from dsh_session.stores.memory import MemorySessionStore
 from dsh_session.stores.recovery import LoadReport, TornTail
@@ -21,6 +23,7 @@ from dsh_session.stores.sqlite import SqliteSessionStore
 from dsh_session.stores.url import StoreUrlError, open_store
 
 __all__ = [
+    "HarnessSqliteSessionStore",
     "JsonlSessionStore",
     "LoadReport",
     "MemorySessionStore",

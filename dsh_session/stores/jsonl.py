@@ -23,7 +23,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from dsh_session.errors import SessionError, StoreError
+from dsh_session.errors import SessionCorruptError, SessionError, StoreError
+from dsh_session.harness_format import SessionFolder
 from dsh_session.header import SessionHeader, SessionId, parse_header
 from dsh_session.stores._codec import dump_event, dump_header_line
 from dsh_session.stores._jsonl_scan import scan_jsonl
@@ -36,6 +37,13 @@ from dsh_session.stores.base import (
     SessionStore,
     StoreMode,
     StoreNotFoundError,
+)
+from dsh_session.stores.harness_jsonl import (
+    HarnessArtifact,
+    find_harness_folder,
+    harness_folders,
+    read_harness_header,
+    read_harness_log,
 )
 from dsh_session.stores.ownership import SessionLocks
 from dsh_session.stores.recovery import StoredLog, TornTail
@@ -53,6 +61,8 @@ class _FileEnd:
     size: int
     torn_tail: bool
     """Bytes past ``size`` are a torn tail that load found; the next write cuts them."""
+    harness: HarnessArtifact | None = None
+    """Set for a session kept in the harness's folder layout: how to append to it."""
 
 
 class JsonlSessionStore(SessionStore):
@@ -102,14 +112,26 @@ class JsonlSessionStore(SessionStore):
     # --- writing ----------------------------------------------------------------------
 
     def _write_batch(self, batch: Batch) -> None:
-        lines = b"".join([dump_event(event) + b"\n" for event in batch.events])
+        sid = batch.session_id
         if batch.header is not None:
-            self._create(batch.session_id, dump_header_line(batch.header) + lines)
-        else:
-            self._append(batch.session_id, lines)
+            lines = b"".join([dump_event(event) + b"\n" for event in batch.events])
+            self._create(sid, dump_header_line(batch.header) + lines)
+            return
+        harness = self._ends[sid].harness
+        if harness is None:
+            self._append(sid, b"".join([dump_event(event) + b"\n" for event in batch.events]))
+            return
+        self._append(sid, harness.encode(batch.events))
+        harness.carry = []
 
     def _create(self, session_id: SessionId, content: bytes) -> None:
         path = self.path_of(session_id)
+        existing = find_harness_folder(self.directory, session_id)
+        if existing is not None:
+            raise StoreError(
+                f"session {session_id!r} already exists in {self} (at {existing.path}); "
+                "load it instead of attaching a new session with the same id"
+            )
         staging = self.directory / f".{session_id}.{os.getpid()}.tmp"
         fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
@@ -162,6 +184,9 @@ class JsonlSessionStore(SessionStore):
 
     def _read_log(self, session_id: SessionId) -> StoredLog:
         path = self.path_of(session_id)
+        folder = find_harness_folder(self.directory, session_id)
+        if folder is not None:
+            return self._read_harness_log(session_id, folder, path)
         try:
             with open_regular(path) as file:
                 data = file.read()
@@ -177,7 +202,41 @@ class JsonlSessionStore(SessionStore):
         )
         return scanned.log
 
+    def _read_harness_log(
+        self, session_id: SessionId, folder: SessionFolder, flat: Path
+    ) -> StoredLog:
+        if flat.exists():
+            raise SessionCorruptError(
+                f"{self}: session {session_id!r} is stored twice, in {flat} and in "
+                f"{folder.path}; move one of them away",
+                field="id",
+            )
+        stored, artifact = read_harness_log(self.directory, folder)
+        self._ends[session_id] = _FileEnd(
+            str(folder.path),
+            size=artifact.valid_end,
+            torn_tail=stored.torn_tail is not None,
+            harness=artifact,
+        )
+        return stored
+
     def _read_headers(self) -> list[SessionHeader]:
+        headers = self._read_flat_headers()
+        flat_ids = {header.id for header in headers}
+        for folder in harness_folders(self.directory):
+            if folder.session_id in flat_ids:
+                raise SessionCorruptError(
+                    f"{self}: session {folder.session_id!r} is stored twice, in "
+                    f"{self.path_of(SessionId(folder.session_id))} and in {folder.path}",
+                    field="id",
+                )
+            try:
+                headers.append(read_harness_header(self.directory, folder))
+            except (OSError, SessionError) as error:
+                logger.warning("%s: not listed: %s", folder.path, error)
+        return headers
+
+    def _read_flat_headers(self) -> list[SessionHeader]:
         headers = []
         for path in self.directory.glob(f"*{_SUFFIX}"):
             try:
@@ -199,7 +258,8 @@ class JsonlSessionStore(SessionStore):
         torn = stored.torn_tail
         assert torn is not None
         try:
-            sidecar = set_aside(self.path_of(session_id), torn.offset, stored.torn_bytes)
+            log = Path(self._ends[session_id].path)
+            sidecar = set_aside(log, torn.offset, stored.torn_bytes)
         except OSError as error:
             raise StoreError(
                 f"{self}: could not keep the torn tail of session {session_id!r} in a "

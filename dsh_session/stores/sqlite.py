@@ -29,6 +29,7 @@ import sqlite3
 from pathlib import Path
 
 from dsh_session.errors import SessionCorruptError, SessionError, StoreError
+from dsh_session.harness_format import SCHEMA_VERSION as HARNESS_SCHEMA_VERSION
 from dsh_session.header import SessionHeader, SessionId, parse_header
 from dsh_session.parse import parse_events
 from dsh_session.stores._codec import dump_event, dump_header
@@ -155,6 +156,12 @@ class SqliteSessionStore(SessionStore):
             }
         except sqlite3.DatabaseError as error:
             raise StoreNotFoundError(str(self.path), f"not a readable database ({error})") from None
+        if version == HARNESS_SCHEMA_VERSION:
+            raise StoreNotFoundError(
+                str(self.path),
+                "a database of the TypeScript harness (schema 17); open it with "
+                "open_store('sqlite:///...') or HarnessSqliteSessionStore",
+            )
         if version < 1 or tables != {"dsh_sessions", "dsh_events"}:
             raise StoreNotFoundError(
                 str(self.path), "a SQLite database without dsh's tables (not a dsh store)"
@@ -166,6 +173,8 @@ class SqliteSessionStore(SessionStore):
 
     def _prepare(self) -> None:
         db = self._db
+        if db.execute("PRAGMA user_version").fetchone()[0] == HARNESS_SCHEMA_VERSION:
+            self._require_layout(db)  # refuses before any change, naming the right store
         if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
             raise StoreError(f"{self}: the database cannot use write-ahead logging")
         db.execute("PRAGMA synchronous=FULL")

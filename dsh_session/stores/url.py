@@ -6,15 +6,21 @@ so a fourth slash makes it absolute; it is percent-decoded (strictly: every ``%`
 two hex digits that decode to UTF-8). Hosts, queries, fragments, control characters
 (``%00`` and NUL included) and empty paths are refused rather than ignored or
 guessed at, so a typo never opens the wrong file.
+
+A ``sqlite:`` URL naming a database of the TypeScript harness (schema 17, told by the
+file's header) opens :class:`HarnessSqliteSessionStore`; a ``jsonl:`` folder may hold
+the harness's per-session folders beside dsh's own ``<id>.jsonl`` files.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from urllib.parse import unquote
 
 from dsh_session.errors import StoreError
 from dsh_session.stores.base import SessionStore, StoreMode
+from dsh_session.stores.harness_sqlite import HarnessSqliteSessionStore, is_harness_database
 from dsh_session.stores.jsonl import JsonlSessionStore
 from dsh_session.stores.memory import MemorySessionStore
 from dsh_session.stores.sqlite import SqliteSessionStore
@@ -60,6 +66,8 @@ def open_store(url: str, *, mode: StoreMode = "create") -> SessionStore:
     if scheme == "sqlite":
         if path.endswith("/"):
             raise StoreUrlError(url, "a sqlite path names a file, not a folder")
+        if is_harness_database(Path(path)):
+            return HarnessSqliteSessionStore(path, mode=mode)
         return SqliteSessionStore(path, mode=mode)
     return JsonlSessionStore(path, mode=mode)
 

@@ -1,0 +1,150 @@
+"""Sessions a JSONL store finds in the TypeScript harness's folder layout.
+
+A harness store root keeps each session in ``<root>/<project>/<encoded id>/`` as
+``session.jsonl`` or ``session.jsonl.zstd`` (docs/harness-format.md). This module
+turns such an artifact into the :class:`StoredLog` every store restores from, and
+encodes later batches in the artifact's own form (one zstd frame per batch for
+``.zstd``, packed chunk rows when the artifact packs them), so the harness can resume
+a session dsh loaded. The codecs themselves live in :mod:`dsh_session.harness_format`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dsh_session.events import SessionEvent
+from dsh_session.harness_format import (
+    CHUNK_ROW_TYPES,
+    HarnessLayoutError,
+    HeaderLineError,
+    SessionFolder,
+    decode_frame,
+    encode_batch,
+    encode_segment,
+    list_session_folders,
+    log_path,
+    pack_chunk_runs,
+    parse_header_line,
+    read_session,
+    scan_frames,
+)
+from dsh_session.header import SessionHeader, SessionId, parse_header
+from dsh_session.parse import parse_events
+from dsh_session.stores._codec import dump_event
+from dsh_session.stores.recovery import StoredLog, TornTail
+
+Json = dict[str, Any]
+
+
+@dataclass
+class HarnessArtifact:
+    """How later batches of a harness session are appended to its artifact."""
+
+    compressed: bool
+    pack_chunks: bool
+    valid_end: int
+    """Byte length of the artifact's committed prefix (where the next batch goes)."""
+    carry: list[Json] = field(default_factory=list)
+    """Events decoded out of a torn final zstd frame: load cuts that frame, so the next
+    append writes them again ahead of its own events (as the harness does)."""
+
+    def encode(self, events: Sequence[SessionEvent]) -> bytes:
+        """The bytes of one durable batch in the artifact's form."""
+        records = [*self.carry, *(json.loads(dump_event(event)) for event in events)]
+        return encode_batch(records, pack_chunks=self.pack_chunks, compress=self.compressed)
+
+
+def harness_folders(root: Path) -> list[SessionFolder]:
+    """Every harness session artifact under ``root`` (none when it holds only flat
+    ``<id>.jsonl`` files). Raises :class:`HarnessLayoutError` on a layout the harness
+    refuses, such as one id in two project folders."""
+    return list_session_folders(root)
+
+
+def find_harness_folder(root: Path, session_id: SessionId) -> SessionFolder | None:
+    """The harness artifact of one session, or ``None``. Looks only where the id's
+    folder would be, so a store with many sessions is not scanned whole."""
+    segment = encode_segment(session_id)
+    try:
+        with os.scandir(root) as entries:  # no stat per flat log file
+            if not any(e.is_dir() and os.path.isdir(Path(e.path, segment)) for e in entries):
+                return None
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    found = [f for f in harness_folders(root) if f.session_id == session_id]
+    return found[0] if found else None
+
+
+def read_harness_header(root: Path, folder: SessionFolder) -> SessionHeader:
+    """The header of a harness session, unknown fields (``delegationDepth``,
+    ``origin``, ``agentPreset``, ...) kept; only the header line (or frame) is decoded,
+    and it must name the folder it was found in."""
+    data = folder.path.read_bytes()
+    if folder.compressed:
+        first = scan_frames(data).frames[:1]
+        text = decode_frame(data[first[0].start : first[0].end]) if first else b""
+    else:
+        text = data[: data.find(b"\n") + 1]
+    if not text.endswith(b"\n"):
+        raise HeaderLineError(f"{folder.path}: the header line is incomplete", field="type")
+    line = parse_header_line(text[:-1])
+    expected = log_path(root, line.get("cwd"), line["id"], compressed=folder.compressed)
+    if line["id"] != folder.session_id or expected != folder.path:
+        raise HarnessLayoutError(
+            f"{folder.path} holds the header of session {line['id']!r}, which belongs at "
+            f"{expected}",
+            field="id",
+        )
+    return parse_header(line)
+
+
+def read_harness_log(root: Path, folder: SessionFolder) -> tuple[StoredLog, HarnessArtifact]:
+    """A harness session as dsh restores it, and how to append to it. A torn tail is
+    reported with its file bytes (load sets them aside before cutting the file)."""
+    data = folder.path.read_bytes()
+    log = read_session(root, folder)
+    header = parse_header(log.header)
+    events = parse_events(log.events)
+    torn: TornTail | None = None
+    torn_bytes = b""
+    carry: list[Json] = []
+    if log.torn is not None:
+        recovered = log.torn.recovered
+        carry = list(log.events[len(log.events) - recovered :]) if recovered else []
+        reason = log.torn.reason
+        if recovered:
+            reason += f"; its {recovered} complete event(s) are kept and written again"
+        torn = TornTail(
+            line=_line_at(data, log.torn.offset, folder.compressed, len(events) - recovered),
+            offset=log.torn.offset,
+            dropped_bytes=len(log.torn.data),
+            reason=reason,
+        )
+        torn_bytes = log.torn.data
+    artifact = HarnessArtifact(
+        compressed=folder.compressed,
+        pack_chunks=folder.compressed or _packs(data, log.events),
+        valid_end=len(data) if log.torn is None else log.torn.offset,
+        carry=carry,
+    )
+    return StoredLog(header, events, torn, torn_bytes), artifact
+
+
+def _line_at(data: bytes, offset: int, compressed: bool, committed_events: int) -> int:
+    """The 1-based line where a torn tail starts: counted in a plain file; for zstd
+    (no lines on disk) the line its first event would have had unpacked."""
+    return committed_events + 2 if compressed else data.count(b"\n", 0, offset) + 1
+
+
+def _packs(data: bytes, events: list[Any]) -> bool:
+    """Whether the writer of a plain artifact packed chunk rows: it did when a packed
+    row is in the file, and did not when a run it would have packed is stored
+    unpacked. A log with no such run gets the harness's default (packed)."""
+    if any(f'"type":"{tag}"'.encode() in data for tag in CHUNK_ROW_TYPES):
+        return True
+    return pack_chunk_runs(events) == events

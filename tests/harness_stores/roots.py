@@ -1,0 +1,78 @@
+"""Harness store roots copied out of the fixtures, and what the harness held after load."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh_session.harness_format import read_log, session_header
+from dsh_session.session import Session
+from dsh_session.stores._codec import dump_event, dump_header
+
+TS_LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "ts-logs"
+SCENARIOS = (
+    "plain-text",
+    "reasoning-replay",
+    "two-tools",
+    "steer-streaming",
+    "cancel-stream",
+    "compaction",
+)
+JSONL_FORMS = ("jsonl-zstd", "jsonl-plain", "jsonl-unpacked")
+CRASH_FORMS = ("crash/jsonl-zstd", "crash/jsonl-plain", "crash/jsonl-unpacked")
+
+NEEDS_VOCABULARY = pytest.mark.xfail(
+    strict=True, reason="needs the harness vocabulary (branch vocab)"
+)
+
+
+def scenario_params() -> list[Any]:
+    """Every scenario, the compaction one marked as waiting for the vocabulary."""
+    return [pytest.param(s, marks=NEEDS_VOCABULARY) if s == "compaction" else s for s in SCENARIOS]
+
+
+def expected_session(scenario: str) -> dict[str, Any]:
+    """``header`` and ``events`` as the harness held them after load."""
+    document = json.loads((TS_LOGS / "expected" / f"{scenario}.json").read_text())
+    [session] = document["sessions"]
+    return dict(session)
+
+
+def copy_root(form: str, destination: Path) -> Path:
+    """A writable copy of one fixture root."""
+    root = destination / form.replace("/", "-")
+    shutil.copytree(TS_LOGS / form, root)
+    return root
+
+
+def artifact(root: Path, session_id: str) -> Path:
+    """The artifact of a ``_no-cwd`` session in a root."""
+    folder = root / "_no-cwd" / session_id
+    packed = folder / "session.jsonl.zstd"
+    return packed if packed.exists() else folder / "session.jsonl"
+
+
+def harness_header(root: Path, session_id: str) -> dict[str, Any]:
+    """The header line of a session's artifact as the harness codec reads it."""
+    path = artifact(root, session_id)
+    log = read_log(path.read_bytes(), compressed=path.suffix == ".zstd")
+    return session_header(log.header)
+
+
+def wire_events(session: Session) -> list[Any]:
+    return [json.loads(dump_event(event)) for event in session.events]
+
+
+def wire_header(session: Session) -> dict[str, Any]:
+    return dict(json.loads(dump_header(session.header)))
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` with its bytes, to show nothing was changed or added."""
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
