@@ -82,8 +82,9 @@ def parse_header_line(line: bytes) -> Json:
     """Parse and validate the header line (without its newline)."""
     try:
         value = json.loads(line)
-    except ValueError as error:
-        raise HeaderLineError("header line is not valid JSON", field="type") from error
+    except (ValueError, RecursionError) as error:
+        problem = "nests too deep" if isinstance(error, RecursionError) else "is not valid JSON"
+        raise HeaderLineError(f"header line {problem}", field="type") from None
     return validate_header(value)
 
 

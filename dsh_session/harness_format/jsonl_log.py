@@ -86,6 +86,11 @@ class _RecordScanner:
         self._line += 1
         try:
             decoded = expand_record(json.loads(line))
+        except RecursionError:
+            raise HarnessCorruptError(
+                f"event record at line {self._line + 1} nests too deep to read",
+                offset=self.committed,
+            ) from None
         except (ValueError, HarnessCorruptError) as error:
             if self._issue is None:
                 self._issue = HarnessCorruptError(

@@ -10,11 +10,10 @@ row's ``data`` object in ``data``; its surface columns are NULL.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from dsh_session.harness_format._json import dumps_js
+from dsh_session.harness_format._json import dumps_js, loads_record
 from dsh_session.harness_format._zstd_binding import zstd
 from dsh_session.harness_format.chunk_rows import CHUNK_ROW_TYPES, SQLITE_BOUNDS, expand_record
 from dsh_session.harness_format.errors import ChunkRowError, HarnessCorruptError, SourceSeqsError
@@ -128,18 +127,23 @@ def decode_row(row: EventRow) -> list[Any]:
             raise ChunkRowError(f"packed row at seq {row.seq} has surface columns", seq=row.seq)
         max_bytes = SQLITE_BOUNDS.max_data_bytes
         text = decode_data(row.data, seq=row.seq, max_bytes=max_bytes)
-        record = {"type": row.type, "seq0": row.seq, "time0": row.time, "data": json.loads(text)}
+        data = loads_record(text, what=f"packed row at seq {row.seq}", seq=row.seq)
+        record = {"type": row.type, "seq0": row.seq, "time0": row.time, "data": data}
         return expand_record(record, SQLITE_BOUNDS, data_bytes=len(text.encode()))
     event: Json = {
         "type": row.type,
         "seq": row.seq,
         "time": row.time,
-        "data": json.loads(decode_data(row.data, seq=row.seq)),
+        "data": loads_record(
+            decode_data(row.data, seq=row.seq), what=f"data of seq {row.seq}", seq=row.seq
+        ),
     }
     if row.source_event_seqs is not None:
         event["sourceEventSeqs"] = decode_source_event_seqs(row.source_event_seqs)
     if row.surface_op is not None:
-        event["surfaceOp"] = json.loads(row.surface_op)
+        event["surfaceOp"] = loads_record(
+            row.surface_op, what=f"surface_op of seq {row.seq}", seq=row.seq
+        )
     if row.ignorable == 1:
         event["ignorable"] = True
     return [event]

@@ -11,9 +11,25 @@ from typing import Any
 import pytest
 from cli.runner import Dsh
 
+from dsh_agent.commands.rebuild import id_list_digest
+
 from .roots import JSONL_FORMS, SCENARIOS, TS_LOGS, copy_root, expected_session, tree
 
 _READABLE = [s for s in SCENARIOS if s != "compaction"]  # until the vocabulary lands
+
+
+def _rebuilt_lists(report: dict[str, Any]) -> list[list[str]]:
+    """Every request's message ids, rebuilt from ``verify --json``'s splices (each at a
+    position of the previous list; applied from the last so positions stay valid)."""
+    lists: list[list[str]] = []
+    ids: list[str] = []
+    for request in report["requests"]:
+        ids = list(ids)
+        for splice in reversed(request["splices"]):
+            ids[splice["at"] : splice["at"] + splice["removed"]] = splice["added"]
+        assert request["messageDigest"] == id_list_digest(ids)
+        lists.append(ids)
+    return lists
 
 
 def _requests(scenario: str) -> list[list[str]]:
@@ -40,7 +56,7 @@ def test_list_show_verify_and_export_read_a_harness_root(root: Path) -> None:
         assert dsh.json("sessions", "show", scenario, *_store(root)) == expected["events"]
         report: dict[str, Any] = dsh.json("sessions", "verify", scenario, *_store(root))
         assert report["valid"] is True
-        assert [r["messages"] for r in report["requests"]] == _requests(scenario)
+        assert _rebuilt_lists(report) == _requests(scenario)
         exported = dsh.ok("sessions", "export", scenario, "--format", "jsonl", *_store(root))
         header, *lines = exported.splitlines()
         assert json.loads(header)["delegationDepth"] == 0
@@ -68,5 +84,5 @@ def test_list_show_and_verify_read_a_harness_database(tmp_path: Path) -> None:
             dsh.json("sessions", "show", scenario, *store) == expected_session(scenario)["events"]
         )
         report: dict[str, Any] = dsh.json("sessions", "verify", scenario, *store)
-        assert [r["messages"] for r in report["requests"]] == _requests(scenario)
+        assert _rebuilt_lists(report) == _requests(scenario)
     assert tree(tmp_path) == before
