@@ -3,7 +3,7 @@ the harness writes (shapes from docs/harness-format.md §9)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 from dsh_session.events_harness import ForeignEventType
 
@@ -77,6 +77,6 @@ TYPED_WIRE: list[dict[str, Any]] = [
 
 FOREIGN_WIRE: list[dict[str, Any]] = [
     {"type": kind, "data": {"kept": [kind, 1, None, {"nested": True}]}}
-    for kind in ForeignEventType.__args__
+    for kind in get_args(ForeignEventType)
 ]
 """One foreign event per type: dsh keeps any JSON payload of these as it is."""
