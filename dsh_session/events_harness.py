@@ -122,7 +122,8 @@ class LlmRetryData(DshModel):
     policy_key: _Name
     retry: _Positive
     max_retries: _Count | None = optional()
-    delay_ms: Annotated[int | float, Field(ge=0)]
+    delay_ms: _Count | Annotated[float, Field(ge=0)]
+    """Milliseconds; an integer when the harness computed one (kept as written)."""
     failure: LlmFailure
 
     @model_validator(mode="after")
