@@ -67,3 +67,10 @@ def test_a_foreign_event_may_not_carry_surface_fields() -> None:
     with pytest.raises(SessionCorruptError) as refused:
         parse_events([_line(FOREIGN_WIRE[0], 0, surfaceOp="append")])
     assert refused.value.field == "surfaceOp"
+
+
+def test_a_log_with_an_earlier_dsh_failure_code_still_loads() -> None:
+    failure = {"message": "HTTP 429: slow down", "code": "RATE_LIMITED", "status": 429}
+    item = {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "error", "error": failure}}}
+    [event] = parse_events([_line(item, 0)])
+    assert event.__pydantic_serializer__.to_json(event) == _line(item, 0)
