@@ -337,9 +337,7 @@ async def test_images_travel_as_image_blocks(stub: StubServer) -> None:
         ("max_tokens", MaxTokensFinish()),
         (
             "refusal",
-            ErrorFinish(
-                failure=LlmFailure(message="the model refused to answer", code="REFUSAL")
-            ),
+            ErrorFinish(failure=LlmFailure(message="the model refused to answer", code="REFUSAL")),
         ),
     ],
 )
