@@ -27,6 +27,7 @@ from dsh_llm.assembler import BlockAssembler
 from dsh_llm.content import TextBlock, ToolCallBlock
 from dsh_llm.create import create_tool_result_message
 from dsh_llm.errors import LlmError
+from dsh_llm.failure_codes import INVALID_REQUEST, MALFORMED_RESPONSE, STREAM_CLOSED
 from dsh_llm.messages import UserMessage
 from dsh_llm.request import GenerateRequest, ModelAdapter
 from dsh_llm.stream import (
@@ -53,10 +54,12 @@ from dsh_session.events import (
 )
 from dsh_session.session import Session
 
-INCOMPLETE_STREAM = "INCOMPLETE_STREAM"
-"""The failure code of an attempt whose stream ended without a ``finish`` chunk."""
-MALFORMED_STREAM = "MALFORMED_STREAM"
-"""The failure code of an attempt whose chunks cannot be assembled into a message."""
+INCOMPLETE_STREAM = STREAM_CLOSED
+"""The failure code of an attempt whose stream ended without a ``finish`` chunk (the
+harness's code for a stream that ended early)."""
+MALFORMED_STREAM = MALFORMED_RESPONSE
+"""The failure code of an attempt whose chunks cannot be assembled into a message; the
+message says the chunks, not the provider's bytes, were at fault."""
 
 Checkpoint = Callable[[CancelScope], Awaitable[None]]
 """Makes the log durable so far (a no-op without a store)."""
@@ -113,7 +116,11 @@ class StepRunner:
                 differences = diff_requests(request, reconstruct_request(self._session.events))
                 if differences:
                     mismatch = str(RequestMismatch(differences))
-                    return ErrorReason(error=LlmFailure(message=mismatch, code="REQUEST_MISMATCH"))
+                    # The harness has no check mode; its nearest code, detail in the message.
+                    failure = LlmFailure(
+                        message=f"request mismatch: {mismatch}", code=INVALID_REQUEST
+                    )
+                    return ErrorReason(error=failure)
             await self._checkpoint(scope)
             return await self._answer(scope, turn, step, request)
         finally:

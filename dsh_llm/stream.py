@@ -32,7 +32,8 @@ class LlmFailure(DshModel):
 
     message: str
     code: str
-    """A stable code, e.g. ``RATE_LIMITED``, ``PROVIDER_ERROR``, ``UNKNOWN``."""
+    """A stable code, one of the harness's canonical ones in :mod:`dsh_llm.failure_codes`
+    (e.g. ``RATE_LIMIT``, ``SERVER``, ``UNKNOWN``); any string is accepted on read."""
     status: int | None = optional(ge=JSON_INT_MIN, le=JSON_INT_MAX)
     """The HTTP status, when there was one."""
     provider_retry_after_ms: NonNegativeInt | None = optional()

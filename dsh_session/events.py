@@ -21,6 +21,18 @@ from dsh_llm.ids import CallIdField
 from dsh_llm.messages import AssistantMessage, ToolResultMessage, UserMessage
 from dsh_llm.request import ToolSchema
 from dsh_llm.stream import LlmFailure, StreamChunk, TokenUsage
+from dsh_session.events_harness import (
+    ApprovalAskedData,
+    ApprovalDecidedData,
+    ApprovalPolicyData,
+    CompactionEndData,
+    CompactionPruneData,
+    CompactionStartData,
+    CompactionSummaryData,
+    ForeignEventType,
+    LlmRetryData,
+    LlmRetryStartedData,
+)
 
 NonNegativeInt = Annotated[int, Field(ge=0, le=JSON_INT_MAX)]
 TurnNumber = Annotated[int, Field(ge=1, le=JSON_INT_MAX)]
@@ -28,7 +40,7 @@ TurnNumber = Annotated[int, Field(ge=1, le=JSON_INT_MAX)]
 StepNumber = Annotated[int, Field(ge=1, le=JSON_INT_MAX)]
 """Steps restart at 1 in each turn."""
 
-EventType: TypeAlias = Literal[
+TypedEventType: TypeAlias = Literal[
     "turn/start",
     "turn/end",
     "step/start",
@@ -42,10 +54,24 @@ EventType: TypeAlias = Literal[
     "agent/inbox/spliced",
     "request/context",
     "session/end-seed",
+    "compaction/start",
+    "compaction/summary",
+    "compaction/prune",
+    "compaction/end",
+    "llm/retry",
+    "llm/retry-started",
+    "approval/asked",
+    "approval/decided",
+    "approval/policy",
 ]
-"""The event types this version knows."""
+"""The event types whose payloads dsh types."""
 
-EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
+EventType: TypeAlias = TypedEventType | ForeignEventType
+"""The event types this version knows: the harness's whole vocabulary."""
+
+EVENT_TYPES: frozenset[str] = frozenset(get_args(TypedEventType)) | frozenset(
+    get_args(ForeignEventType)
+)
 SURFACE_TYPES: frozenset[str] = frozenset({"user/message", "assistant/message", "tool/result"})
 """The only event types that carry ``surfaceOp`` (and may carry ``sourceEventSeqs``):
 they put a message on the model-visible surface."""
@@ -79,8 +105,16 @@ class DisposedCause(DshModel):
     kind: Literal["disposed"] = "disposed"
 
 
+class LegacyCause(DshModel):
+    """A turn aborted in a log older than causes; the harness's legacy migration
+    writes it for a stored ``{kind: "aborted"}``."""
+
+    kind: Literal["legacy"] = "legacy"
+
+
 CancelCause: TypeAlias = Annotated[
-    UserCause | ParentCause | HookCause | DisposedCause, Field(discriminator="kind")
+    UserCause | ParentCause | HookCause | DisposedCause | LegacyCause,
+    Field(discriminator="kind"),
 ]
 """Why a turn was cancelled, tagged on ``kind``; the first cause wins."""
 
@@ -438,6 +472,60 @@ class EndSeedEvent(_PlainEvent):
     data: EndSeedData = EndSeedData()
 
 
+class CompactionStartEvent(_PlainEvent):
+    type: Literal["compaction/start"] = "compaction/start"
+    data: CompactionStartData
+
+
+class CompactionSummaryEvent(_PlainEvent):
+    type: Literal["compaction/summary"] = "compaction/summary"
+    data: CompactionSummaryData
+
+
+class CompactionPruneEvent(_PlainEvent):
+    type: Literal["compaction/prune"] = "compaction/prune"
+    data: CompactionPruneData
+
+
+class CompactionEndEvent(_PlainEvent):
+    type: Literal["compaction/end"] = "compaction/end"
+    data: CompactionEndData
+
+
+class LlmRetryEvent(_PlainEvent):
+    type: Literal["llm/retry"] = "llm/retry"
+    data: LlmRetryData
+
+
+class LlmRetryStartedEvent(_PlainEvent):
+    type: Literal["llm/retry-started"] = "llm/retry-started"
+    data: LlmRetryStartedData
+
+
+class ApprovalAskedEvent(_PlainEvent):
+    type: Literal["approval/asked"] = "approval/asked"
+    data: ApprovalAskedData
+
+
+class ApprovalDecidedEvent(_PlainEvent):
+    type: Literal["approval/decided"] = "approval/decided"
+    data: ApprovalDecidedData
+
+
+class ApprovalPolicyEvent(_PlainEvent):
+    type: Literal["approval/policy"] = "approval/policy"
+    data: ApprovalPolicyData
+
+
+class ForeignEvent(_PlainEvent):
+    """An event of a harness type dsh does not act on (see
+    :data:`~dsh_session.events_harness.ForeignEventType`), kept losslessly as frozen
+    JSON whether or not it is marked ignorable."""
+
+    type: ForeignEventType
+    data: FrozenJson
+
+
 class UnknownEvent(_PlainEvent):
     """An event of a type this version does not know, kept because it is marked
     ``ignorable: true``; its data is kept as frozen JSON."""
@@ -467,7 +555,17 @@ KnownEvent: TypeAlias = Annotated[
     | RequestHeaderEvent
     | InboxSplicedEvent
     | RequestContextEvent
-    | EndSeedEvent,
+    | EndSeedEvent
+    | CompactionStartEvent
+    | CompactionSummaryEvent
+    | CompactionPruneEvent
+    | CompactionEndEvent
+    | LlmRetryEvent
+    | LlmRetryStartedEvent
+    | ApprovalAskedEvent
+    | ApprovalDecidedEvent
+    | ApprovalPolicyEvent
+    | ForeignEvent,
     Field(discriminator="type"),
 ]
 """Any event of a known type, tagged on ``type``."""
@@ -478,22 +576,32 @@ AnySessionEvent: TypeAlias = Annotated[KnownEvent | UnknownEvent, Field(union_mo
 SessionEventAdapter: TypeAdapter[AnySessionEvent] = TypeAdapter(AnySessionEvent)
 """Validates (from Python or JSON) and dumps one event of any type."""
 
+_TYPED_CLASSES: tuple[type[SessionEvent], ...] = (
+    TurnStartEvent,
+    TurnEndEvent,
+    StepStartEvent,
+    StepEndEvent,
+    UserMessageEvent,
+    AssistantChunkEvent,
+    AssistantMessageEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    RequestHeaderEvent,
+    InboxSplicedEvent,
+    RequestContextEvent,
+    EndSeedEvent,
+    CompactionStartEvent,
+    CompactionSummaryEvent,
+    CompactionPruneEvent,
+    CompactionEndEvent,
+    LlmRetryEvent,
+    LlmRetryStartedEvent,
+    ApprovalAskedEvent,
+    ApprovalDecidedEvent,
+    ApprovalPolicyEvent,
+)
 EVENT_CLASSES: dict[str, type[SessionEvent]] = {
-    cls.model_fields["type"].default: cls
-    for cls in (
-        TurnStartEvent,
-        TurnEndEvent,
-        StepStartEvent,
-        StepEndEvent,
-        UserMessageEvent,
-        AssistantChunkEvent,
-        AssistantMessageEvent,
-        ToolCallEvent,
-        ToolResultEvent,
-        RequestHeaderEvent,
-        InboxSplicedEvent,
-        RequestContextEvent,
-        EndSeedEvent,
-    )
+    **{cls.model_fields["type"].default: cls for cls in _TYPED_CLASSES},
+    **dict.fromkeys(get_args(ForeignEventType), ForeignEvent),
 }
 """The event class of each known type."""

@@ -10,7 +10,8 @@ loads, and validity is prefix-closed (every prefix of a valid log is valid).
 The rules:
 
 - ``turn/start`` numbers the next turn (last + 1) and needs no turn open; ``turn/end``
-  closes the open turn once its step is closed; ``session/end-seed`` sits between turns.
+  closes the open turn once its step is closed. ``session/end-seed`` may come anywhere:
+  the harness writes it inside the open turn when a seed was cut mid-turn.
 - ``step/start`` opens the next step (last + 1, from 1 in each turn) of the open turn;
   ``step/end`` closes it.
 - ``assistant/chunk``, ``assistant/message``, ``tool/call`` and ``tool/result`` that
@@ -21,6 +22,10 @@ The rules:
   left unanswered, as the reference harness does.
 - Surface replaces (compaction) are surface maintenance: they may come between turns,
   and their own rules live in :mod:`dsh_session.surface`.
+- Every other event (request headers and context, compaction, retries, approvals, the
+  harness's foreign types) may come anywhere. The harness's optional checker
+  (core/session invariant.ts) is stricter in places dsh's writers already respect; see
+  docs/decisions/2026-12-02-harness-vocabulary.md.
 """
 
 from __future__ import annotations
@@ -34,7 +39,6 @@ from dsh_session.errors import SessionValidationError
 from dsh_session.events import (
     AssistantChunkEvent,
     AssistantMessageEvent,
-    EndSeedEvent,
     Replace,
     RequestHeader,
     RequestHeaderEvent,
@@ -177,10 +181,6 @@ class LogState:
     def _check_step_event(self, event: StepEndEvent | AssistantChunkEvent) -> None:
         self._check_in_step(event, event.data.turn, event.data.step)
 
-    def _check_end_seed(self, event: EndSeedEvent) -> None:
-        if self.open_turn is not None:
-            _reject(event, f"turn {self.open_turn} is still open", "type")
-
     def _check_in_turn(self, event: SessionEvent, turn: int) -> None:
         if self.open_turn is None:
             _reject(event, "no turn is open", "type")
@@ -248,7 +248,6 @@ _CHECKS: dict[type[SessionEvent], Callable[[LogState, Any], None]] = {
     AssistantMessageEvent: LogState._check_assistant_message,
     ToolCallEvent: LogState._check_tool_call,
     ToolResultEvent: LogState._check_tool_result,
-    EndSeedEvent: LogState._check_end_seed,
 }
 _COMMITS: dict[type[SessionEvent], Callable[[LogState, Any], None]] = {
     TurnStartEvent: LogState._commit_turn_start,

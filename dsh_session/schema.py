@@ -26,6 +26,17 @@ from dsh_session.events import (
     TurnEndData,
     TurnStartData,
 )
+from dsh_session.events_harness import (
+    ApprovalAskedData,
+    ApprovalDecidedData,
+    ApprovalPolicyData,
+    CompactionEndData,
+    CompactionPruneData,
+    CompactionStartData,
+    CompactionSummaryData,
+    LlmRetryData,
+    LlmRetryStartedData,
+)
 from dsh_session.header import SessionHeader
 
 _PAYLOADS: tuple[type[BaseModel], ...] = (
@@ -40,6 +51,15 @@ _PAYLOADS: tuple[type[BaseModel], ...] = (
     InboxSplicedData,
     RequestContextData,
     EndSeedData,
+    CompactionStartData,
+    CompactionSummaryData,
+    CompactionPruneData,
+    CompactionEndData,
+    LlmRetryData,
+    LlmRetryStartedData,
+    ApprovalAskedData,
+    ApprovalDecidedData,
+    ApprovalPolicyData,
 )
 
 

@@ -205,7 +205,13 @@ class Session:
             )
         if surface_op is None and type in SURFACE_TYPES:
             surface_op = "append"
-        fields: dict[str, Any] = {"seq": seq, "time": self._next_time(), "data": data}
+        # ``type`` is given because a foreign event class stands for several types.
+        fields: dict[str, Any] = {
+            "type": type,
+            "seq": seq,
+            "time": self._next_time(),
+            "data": data,
+        }
         if surface_op is not None:
             fields["surfaceOp"] = surface_op
         if source_event_seqs is not None:

@@ -33,9 +33,10 @@ from anthropic.types import (
     Usage,
 )
 
+from dsh_llm.failure_codes import stop_reason_code
 from dsh_llm.providers._anthropic_wire import REPLAY_FORMAT
 from dsh_llm.providers._blocks import BlockBuilder, StreamedBlockType
-from dsh_llm.providers._errors import CONTENT_FILTERED, MalformedResponseError
+from dsh_llm.providers._errors import MalformedResponseError
 from dsh_llm.providers._streaming import stream_cut_short, unknown_stop
 from dsh_llm.providers._wire_values import (
     index,
@@ -65,7 +66,7 @@ _FINISH_BY_STOP_REASON: dict[str | None, FinishReason] = {
     "max_tokens": MaxTokensFinish(),
     "model_context_window_exceeded": MaxTokensFinish(),
     "refusal": ErrorFinish(
-        failure=LlmFailure(message="the model refused to answer", code=CONTENT_FILTERED)
+        failure=LlmFailure(message="the model refused to answer", code=stop_reason_code("refusal"))
     ),
 }
 

@@ -11,42 +11,68 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from typing import NamedTuple
 
 from dsh_llm.errors import LlmError
+from dsh_llm.failure_codes import (
+    AUTH,
+    CONTEXT_WINDOW_EXCEEDED,
+    INVALID_REQUEST,
+    MALFORMED_RESPONSE,
+    QUOTA,
+    RATE_LIMIT,
+    SERVER,
+    TIMEOUT,
+    TRANSPORT,
+    UNKNOWN,
+    http_status_code,
+)
 from dsh_llm.providers._surrogates import storable_text
 from dsh_llm.stream import LlmFailure
 
 logger = logging.getLogger("dsh_llm.providers")
 
-AUTHENTICATION_FAILED = "AUTHENTICATION_FAILED"
-INVALID_REQUEST = "INVALID_REQUEST"
-RATE_LIMITED = "RATE_LIMITED"
-OVERLOADED = "OVERLOADED"
-PROVIDER_ERROR = "PROVIDER_ERROR"
-TIMEOUT = "TIMEOUT"
-CONNECTION_ERROR = "CONNECTION_ERROR"
-STREAM_INTERRUPTED = "STREAM_INTERRUPTED"
-MALFORMED_RESPONSE = "MALFORMED_RESPONSE"
-CONTENT_FILTERED = "CONTENT_FILTERED"
-UNKNOWN = "UNKNOWN"
-
 # Error ``type`` strings in provider error bodies (Anthropic's vocabulary; OpenAI-style
 # servers mostly rely on the HTTP status instead).
 _CODE_BY_ERROR_TYPE = {
-    "authentication_error": AUTHENTICATION_FAILED,
-    "permission_error": AUTHENTICATION_FAILED,
+    "authentication_error": AUTH,
+    "permission_error": AUTH,
     "invalid_request_error": INVALID_REQUEST,
     "not_found_error": INVALID_REQUEST,
     "request_too_large": INVALID_REQUEST,
-    "rate_limit_error": RATE_LIMITED,
-    "overloaded_error": OVERLOADED,
-    "api_error": PROVIDER_ERROR,
+    "rate_limit_error": RATE_LIMIT,
+    "overloaded_error": SERVER,
+    "api_error": SERVER,
     "timeout_error": TIMEOUT,
 }
+
+# Provider wording for an exhausted quota and for an overflowing context window, as the
+# harness recognizes it (llm/llm error.ts ``isQuotaExceededError`` and
+# ``isContextWindowExceededError``).
+_QUOTA_WORDING = re.compile(
+    r"\binsufficient[\s_-]+(?:quota|balance|credits?)\b"
+    r"|\b(?:quota|usage[\s_-]+limit)[\s_-]+(?:exceeded|exhausted|reached)\b"
+    r"|\bexceed(?:ed|s)?[\s_-]+(?:(?:your|the)[\s_-]+)?(?:current[\s_-]+)?quota\b"
+    r"|\b(?:balance|credits?)[\s_-]+(?:exhausted|depleted)\b"
+    r"|\bout[\s_-]+of[\s_-]+(?:credits?|budget)\b",
+    re.IGNORECASE,
+)
+_CONTEXT_WORDING = re.compile(
+    r"(?:^|[^a-z0-9])context[\s_-](?:length|window)[\s_-]"
+    r"(?:exceed(?:ed|s)?|overflow(?:ed)?|limit[\s_-]exceeded)(?:$|[^a-z0-9])"
+    r"|\b(?:maximum|max)(?:\s+(?:allowed|supported))?\s+context\s+(?:length|window)\b"
+    r"|\b(?:request|prompt|input|messages?)\s+(?:is\s+|are\s+)?too\s+(?:large|long)\s+for\s+"
+    r"(?:(?:this|the)\s+)?(?:model(?:'s)?\s+)?context(?:\s+window)?\b"
+    r"|\b(?:input|prompt|request)\s+(?:is\s+)?too\s+(?:long|large)\s+for\s+(?:this|the)\s+model\b"
+    r"|\b(?:input|prompt|request|messages?)\b.{0,40}"
+    r"\b(?:exceed(?:s|ed)?|overflows?|is\s+larger\s+than)\b.{0,40}"
+    r"\b(?:the\s+)?(?:model(?:'s)?\s+)?context(?:\s+(?:length|window))?\b",
+    re.IGNORECASE,
+)
 
 
 class UnsupportedRequestError(LlmError):
@@ -96,19 +122,34 @@ class SdkErrors(NamedTuple):
     """Any other SDK error, e.g. an error payload inside a stream."""
 
 
-def code_for_status(status: int) -> str:
-    """The failure code for an HTTP error status."""
+def code_for_status(status: int, detail: str = "") -> str:
+    """The failure code for an HTTP error status, as the harness's adapter classifies
+    it (llm-deepseek ``httpErrorCode``); ``detail`` is the provider's error code, type
+    and message joined, which tells a quota from a rate limit and a context overflow
+    from another bad request."""
     if status in (401, 403):
-        return AUTHENTICATION_FAILED
-    if status == 408:
-        return TIMEOUT
-    if status == 429:
-        return RATE_LIMITED
-    if status == 529:
-        return OVERLOADED
-    if 400 <= status < 500:
+        return AUTH
+    if status == 413:
         return INVALID_REQUEST
-    return PROVIDER_ERROR
+    if _QUOTA_WORDING.search(detail):
+        return QUOTA
+    if status == 429:
+        return RATE_LIMIT
+    if status == 400:
+        return CONTEXT_WINDOW_EXCEEDED if _CONTEXT_WORDING.search(detail) else INVALID_REQUEST
+    if status >= 500:
+        return SERVER
+    return http_status_code(status)
+
+
+def _code_for_error_type(body: object, detail: str) -> str:
+    """The code of an error reported without a status (an error event in a stream)."""
+    code = _CODE_BY_ERROR_TYPE.get(_error_type(body) or "", SERVER)
+    if code in (RATE_LIMIT, SERVER) and _QUOTA_WORDING.search(detail):
+        return QUOTA
+    if code == INVALID_REQUEST and _CONTEXT_WORDING.search(detail):
+        return CONTEXT_WINDOW_EXCEEDED
+    return code
 
 
 def retry_after_ms(headers: Mapping[str, str]) -> int | None:
@@ -147,7 +188,7 @@ def failure_from_exception(error: Exception, sdk: SdkErrors, *, streaming: bool)
         body = getattr(error, "body", None)
         return LlmFailure(
             message=f"the provider reported an error: {_error_message(body) or _text(error)}",
-            code=_CODE_BY_ERROR_TYPE.get(_error_type(body) or "", PROVIDER_ERROR),
+            code=_code_for_error_type(body, _detail(body, _text(error))),
         )
     if isinstance(error, ValueError):
         return LlmFailure(
@@ -181,15 +222,13 @@ def _transport_failure(error: Exception, *, streaming: bool, timed_out: bool) ->
     if streaming:
         return LlmFailure(
             message=f"the stream broke off before the model finished: {_describe(error)}",
-            code=STREAM_INTERRUPTED,
+            code=TRANSPORT,
         )
     if timed_out:
         return LlmFailure(
             message=f"the provider did not answer in time: {_text(error)}", code=TIMEOUT
         )
-    return LlmFailure(
-        message=f"could not reach the provider: {_describe(error)}", code=CONNECTION_ERROR
-    )
+    return LlmFailure(message=f"could not reach the provider: {_describe(error)}", code=TRANSPORT)
 
 
 def _status_failure(error: Exception) -> LlmFailure:
@@ -202,11 +241,16 @@ def _status_failure(error: Exception) -> LlmFailure:
         or headers.get("request-id")
     )
     detail = _error_message(body) or _text(error)
+    wording = _detail(body, detail)
     if status >= 400:
-        code, message, http_status = code_for_status(status), f"HTTP {status}: {detail}", status
+        code, message, http_status = (
+            code_for_status(status, wording),
+            f"HTTP {status}: {detail}",
+            status,
+        )
     else:
         # An error event inside a 200 stream: its body names the kind, there is no status.
-        code = _CODE_BY_ERROR_TYPE.get(_error_type(body) or "", PROVIDER_ERROR)
+        code = _code_for_error_type(body, wording)
         message, http_status = f"error event in the stream: {detail}", None
     return LlmFailure(
         message=message,
@@ -236,6 +280,13 @@ def _error_type(body: object) -> str | None:
     error = _error_object(body)
     kind = error.get("type") if error is not None else None
     return kind if isinstance(kind, str) else None
+
+
+def _detail(body: object, message: str) -> str:
+    """The provider's error code, type and message joined, for wording checks."""
+    error = _error_object(body)
+    parts = [error.get(key) for key in ("code", "type")] if error is not None else []
+    return " ".join([*(part for part in parts if isinstance(part, str) and part), message])
 
 
 def _text(error: BaseException) -> str:

@@ -16,8 +16,8 @@ from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionChunk
 from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
 
+from dsh_llm.failure_codes import stop_reason_code
 from dsh_llm.providers._blocks import BlockBuilder
-from dsh_llm.providers._errors import CONTENT_FILTERED
 from dsh_llm.providers._openai_wire import REASONING_FIELDS, REPLAY_FORMAT
 from dsh_llm.providers._streaming import stream_cut_short, unknown_stop
 from dsh_llm.providers._wire_values import (
@@ -150,7 +150,7 @@ class ChatStreamTranslator:
             return ErrorFinish(
                 failure=LlmFailure(
                     message="the provider's content filter stopped the response",
-                    code=CONTENT_FILTERED,
+                    code=stop_reason_code(reason),
                 )
             )
         return unknown_stop(reason)

@@ -13,10 +13,8 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Protocol, TypeVar
 
+from dsh_llm.failure_codes import INVALID_REQUEST, STREAM_CLOSED, stop_reason_code
 from dsh_llm.providers._errors import (
-    INVALID_REQUEST,
-    PROVIDER_ERROR,
-    STREAM_INTERRUPTED,
     SdkErrors,
     StreamIdleError,
     UnsupportedRequestError,
@@ -71,7 +69,7 @@ def stream_cut_short(missing: str) -> FinishChunk:
     return error_finish(
         LlmFailure(
             message=f"the stream ended before the model finished ({missing})",
-            code=STREAM_INTERRUPTED,
+            code=STREAM_CLOSED,
         )
     )
 
@@ -81,7 +79,7 @@ def unknown_stop(reason: str | None) -> ErrorFinish:
     return ErrorFinish(
         failure=LlmFailure(
             message=f"the model stopped for a reason this adapter does not know: {reason!r}",
-            code=PROVIDER_ERROR,
+            code=stop_reason_code(reason),
         )
     )
 

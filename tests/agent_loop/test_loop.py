@@ -128,7 +128,7 @@ async def test_tool_calls_of_a_truncated_answer_are_dropped(make_agent: AgentFac
 async def test_a_failed_model_call_ends_the_turn_with_its_failure(
     make_agent: AgentFactory,
 ) -> None:
-    failure = LlmFailure(message="rate limited", code="RATE_LIMITED", status=429)
+    failure = LlmFailure(message="rate limited", code="RATE_LIMIT", status=429)
     agent = make_agent(ScriptedAdapter([failure, "never"]))
 
     agent.followup(fixed("m1", "hi"))
@@ -285,7 +285,7 @@ async def test_check_mode_refuses_a_request_the_log_cannot_explain() -> None:
     first, second = turn_ends(agent)
     assert first.kind == "completed"  # type: ignore[attr-defined]
     assert isinstance(second, ErrorReason)
-    assert second.error.code == "REQUEST_MISMATCH"
+    assert second.error.code == "INVALID_REQUEST"
     assert "messages: live has 1, rebuilt has 3" in second.error.message
     assert len(adapter.requests) == 1  # the mismatching request was not sent
     assert [e.type for e in agent.session.events][-2:] == ["step/end", "turn/end"]

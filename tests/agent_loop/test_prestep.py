@@ -103,7 +103,7 @@ async def test_a_handler_raising_an_llm_error_keeps_its_failure_facts(
     make_agent: AgentFactory,
 ) -> None:
     agent = make_agent(ScriptedAdapter(["never"]))
-    failure = LlmFailure(message="quota exhausted", code="RATE_LIMITED", status=429)
+    failure = LlmFailure(message="quota exhausted", code="RATE_LIMIT", status=429)
 
     async def rate_limited(step: PreStep, call_next: CallNext) -> Enter | Reject:
         raise LlmError("moderation provider refused", failure=failure)

@@ -43,7 +43,7 @@ async def test_run_starts_at_the_message_receipt(make_agent: AgentFactory) -> No
 
 
 async def test_a_failed_run_has_no_final_response(make_agent: AgentFactory) -> None:
-    agent = make_agent(ScriptedAdapter([LlmFailure(message="overloaded", code="OVERLOADED")]))
+    agent = make_agent(ScriptedAdapter([LlmFailure(message="overloaded", code="SERVER")]))
 
     result = await run(agent, fixed("q1", "hi"))
 

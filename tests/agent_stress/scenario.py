@@ -97,7 +97,7 @@ class Run:
                 break
         roll = self.rng.random()
         if roll < 0.03:
-            return LlmFailure(message="the model is overloaded", code="RATE_LIMITED")
+            return LlmFailure(message="the model is overloaded", code="RATE_LIMIT")
         if rounds >= 3 or roll < 0.25:
             return reply(text=self._words(), reasoning=self._words() if roll < 0.15 else None)
         calls = [self._call() for _ in range(self.rng.randint(1, 3))]

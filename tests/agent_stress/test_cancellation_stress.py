@@ -44,7 +44,7 @@ async def play_batch(seeds: range) -> Counter[str]:
             elif isinstance(event, TurnEndEvent):
                 seen[f"turn:{event.data.reason.kind}"] += 1
                 if event.data.reason.kind == "error":
-                    assert event.data.reason.error.code != "REQUEST_MISMATCH", seed
+                    assert event.data.reason.error.code != "INVALID_REQUEST", seed
     return seen
 
 

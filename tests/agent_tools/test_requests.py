@@ -230,7 +230,7 @@ def test_a_failed_attempt_and_its_retry_are_two_requests() -> None:
     log.start_turn()
     log.start_step(question)
     log.header()
-    failure = LlmFailure(message="overloaded", code="RATE_LIMITED")
+    failure = LlmFailure(message="overloaded", code="RATE_LIMIT")
     log.chunks(FinishChunk(reason=ErrorFinish(failure=failure)))
     log.stream_text("hello")  # the retry streams right after the failed finish
     log.end_step()
@@ -246,7 +246,7 @@ def test_chunks_after_a_successful_finish_belong_to_the_same_attempt() -> None:
     log.start_turn()
     log.start_step(question)
     log.header()
-    failure = LlmFailure(message="cannot assemble", code="MALFORMED_STREAM")
+    failure = LlmFailure(message="cannot assemble", code="MALFORMED_RESPONSE")
     seqs = log.chunks(
         TextDeltaChunk(index=0, text="hello"),
         FinishChunk(reason=StopFinish()),

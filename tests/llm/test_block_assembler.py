@@ -225,13 +225,13 @@ def test_max_tokens_without_tool_calls_keeps_the_replay_state() -> None:
 
 
 def test_failed_stream_produces_no_message() -> None:
-    failure = {"message": "overloaded", "code": "RATE_LIMITED"}
+    failure = {"message": "overloaded", "code": "RATE_LIMIT"}
     assembler = _assemble(
         [_text_delta(0, "x"), {"type": "finish", "reason": {"kind": "error", "failure": failure}}]
     )
 
     assert assembler.finish == ErrorFinish(failure=LlmFailure(**failure))
-    with pytest.raises(LlmError, match="RATE_LIMITED"):
+    with pytest.raises(LlmError, match="RATE_LIMIT"):
         assembler.message(provider="p", model="m")
 
 

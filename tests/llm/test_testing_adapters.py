@@ -140,7 +140,7 @@ async def test_request_beyond_the_script_ends_in_an_error_finish() -> None:
 
 
 async def test_scripted_failure_and_exception_become_error_finishes() -> None:
-    failure = LlmFailure(message="slow down", code="RATE_LIMITED", status=429)
+    failure = LlmFailure(message="slow down", code="RATE_LIMIT", status=429)
     adapter = ScriptedAdapter([failure, RuntimeError("provider exploded")])
 
     first = await _collect(adapter, _request())

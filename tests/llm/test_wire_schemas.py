@@ -73,7 +73,7 @@ def _messages() -> dict[str, Message]:
     }
 
 
-_FAILURE = LlmFailure(message="boom", code="PROVIDER_ERROR", status=500, request_id="r1")
+_FAILURE = LlmFailure(message="boom", code="SERVER", status=500, request_id="r1")
 _CHUNKS: dict[str, StreamChunk] = {
     "block-start": BlockStartChunk(index=0, block_type="text"),
     "text-delta": TextDeltaChunk(index=0, text="he"),

@@ -342,9 +342,7 @@ async def test_images_travel_as_image_blocks(stub: StubServer) -> None:
         ("max_tokens", MaxTokensFinish()),
         (
             "refusal",
-            ErrorFinish(
-                failure=LlmFailure(message="the model refused to answer", code="CONTENT_FILTERED")
-            ),
+            ErrorFinish(failure=LlmFailure(message="the model refused to answer", code="REFUSAL")),
         ),
     ],
 )
@@ -372,7 +370,7 @@ async def test_overloaded_529_is_an_error_finish(stub: StubServer) -> None:
             reason=ErrorFinish(
                 failure=LlmFailure(
                     message="HTTP 529: Overloaded",
-                    code="OVERLOADED",
+                    code="SERVER",
                     status=529,
                     request_id="req_011",
                 )
@@ -394,7 +392,7 @@ async def test_rate_limit_keeps_retry_after(stub: StubServer) -> None:
     failure = failure_of(await collect(adapter_for(stub).stream(request())))
 
     assert (failure.code, failure.status, failure.provider_retry_after_ms) == (
-        "RATE_LIMITED",
+        "RATE_LIMIT",
         429,
         7000,
     )
@@ -408,7 +406,7 @@ async def test_internal_server_error_is_a_provider_error(stub: StubServer) -> No
     failure = failure_of(await collect(adapter_for(stub).stream(request())))
 
     assert (failure.code, failure.status, failure.message) == (
-        "PROVIDER_ERROR",
+        "SERVER",
         500,
         "HTTP 500: Oops",
     )
@@ -432,7 +430,7 @@ async def test_error_event_inside_the_stream(stub: StubServer) -> None:
 
     assert chunks[1] == TextDeltaChunk(index=0, text="Hel")
     assert failure_of(chunks) == LlmFailure(
-        message="error event in the stream: Overloaded", code="OVERLOADED"
+        message="error event in the stream: Overloaded", code="SERVER"
     )
 
 
@@ -445,7 +443,7 @@ async def test_stream_cut_mid_way_ends_in_stream_interrupted(stub: StubServer) -
         BlockStartChunk(index=0, block_type="text"),
         TextDeltaChunk(index=0, text="Hello"),
     ]
-    assert failure_of(chunks).code == "STREAM_INTERRUPTED"
+    assert failure_of(chunks).code == "TRANSPORT"
     assert not any(isinstance(item, BlockEndChunk) for item in chunks)
 
 
@@ -454,4 +452,4 @@ async def test_stream_ending_without_message_stop_is_interrupted(stub: StubServe
 
     failure = failure_of(await collect(adapter_for(stub).stream(request())))
 
-    assert failure.code == "STREAM_INTERRUPTED"
+    assert failure.code == "STREAM_CLOSED"

@@ -364,7 +364,7 @@ async def test_content_filter_is_an_error_finish(stub: StubServer) -> None:
 
     failure = failure_of(await collect(adapter_for(stub).stream(request())))
 
-    assert failure.code == "CONTENT_FILTERED"
+    assert failure.code == "CONTENT_FILTER"
 
 
 async def test_reasoning_survives_assembly_and_goes_back_in_the_field_it_came_in(
@@ -420,7 +420,7 @@ async def test_rate_limit_becomes_an_error_finish_with_retry_facts(stub: StubSer
     assert len(chunks) == 1
     assert failure_of(chunks) == LlmFailure(
         message="HTTP 429: Rate limit reached",
-        code="RATE_LIMITED",
+        code="RATE_LIMIT",
         status=429,
         provider_retry_after_ms=2000,
         request_id="req-429",
@@ -440,7 +440,7 @@ async def test_server_error_becomes_provider_error(stub: StubServer) -> None:
     failure = failure_of(await collect(adapter_for(stub).stream(request())))
 
     assert (failure.code, failure.status, failure.provider_retry_after_ms) == (
-        "PROVIDER_ERROR",
+        "SERVER",
         500,
         1500,
     )
@@ -452,7 +452,7 @@ async def test_unreachable_server_is_a_connection_error(stub: StubServer) -> Non
 
     failure = failure_of(await collect(adapter_for(stub).stream(request())))
 
-    assert failure.code == "CONNECTION_ERROR"
+    assert failure.code == "TRANSPORT"
     assert failure.status is None
 
 
@@ -469,7 +469,7 @@ async def test_stream_cut_mid_way_ends_in_stream_interrupted(stub: StubServer) -
         TextDeltaChunk(index=0, text="lo"),
     ]
     assert len(chunks) == 4
-    assert failure_of(chunks).code == "STREAM_INTERRUPTED"
+    assert failure_of(chunks).code == "TRANSPORT"
 
 
 async def test_stream_ending_without_finish_reason_is_interrupted(stub: StubServer) -> None:
@@ -477,7 +477,7 @@ async def test_stream_ending_without_finish_reason_is_interrupted(stub: StubServ
 
     chunks = await collect(adapter_for(stub).stream(request()))
 
-    assert failure_of(chunks).code == "STREAM_INTERRUPTED"
+    assert failure_of(chunks).code == "STREAM_CLOSED"
     assert not any(isinstance(item, BlockEndChunk) for item in chunks)
 
 
@@ -493,7 +493,7 @@ async def test_error_payload_inside_the_stream_is_a_provider_error(stub: StubSer
 
     failure = failure_of(await collect(adapter_for(stub).stream(request())))
 
-    assert failure.code == "PROVIDER_ERROR"
+    assert failure.code == "SERVER"
     assert "model crashed" in failure.message
 
 

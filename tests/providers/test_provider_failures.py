@@ -59,17 +59,57 @@ async def failure(adapter: ModelAdapter) -> LlmFailure:
     ("status", "code"),
     [
         (400, "INVALID_REQUEST"),
-        (401, "AUTHENTICATION_FAILED"),
-        (403, "AUTHENTICATION_FAILED"),
-        (404, "INVALID_REQUEST"),
-        (422, "INVALID_REQUEST"),
-        (503, "PROVIDER_ERROR"),
+        (401, "AUTH"),
+        (403, "AUTH"),
+        (404, "HTTP_404"),
+        (422, "HTTP_422"),
+        (503, "SERVER"),
     ],
 )
 async def test_http_status_maps_to_a_stable_code(
     stub: StubServer, make_adapter: AdapterFactory, status: int, code: str
 ) -> None:
     stub.script(json_reply(status, {"error": {"message": "no", "type": "some_error"}}))
+
+    reported = await failure(make_adapter(stub))
+
+    assert (reported.code, reported.status) == (code, status)
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "code"),
+    [
+        (
+            429,
+            {"message": "You exceeded your current quota", "type": "insufficient_quota"},
+            "QUOTA",
+        ),
+        (402, {"message": "Insufficient Balance", "type": "unknown_error"}, "QUOTA"),
+        (429, {"message": "slow down", "type": "rate_limit_error"}, "RATE_LIMIT"),
+        (
+            400,
+            {"message": "This model's maximum context length is 65536 tokens", "type": "x"},
+            "CONTEXT_WINDOW_EXCEEDED",
+        ),
+        (
+            400,
+            {"message": "bad field", "code": "context_length_exceeded"},
+            "CONTEXT_WINDOW_EXCEEDED",
+        ),
+        (
+            413,
+            {"message": "prompt is too long for the model context", "type": "x"},
+            "INVALID_REQUEST",
+        ),
+        (529, {"message": "Overloaded", "type": "overloaded_error"}, "SERVER"),
+    ],
+)
+async def test_the_provider_wording_picks_the_harness_code(
+    stub: StubServer, make_adapter: AdapterFactory, status: int, error: object, code: str
+) -> None:
+    """Quota before rate limit, context overflow apart from other bad requests, as the
+    harness's adapter classifies them."""
+    stub.script(json_reply(status, {"error": error}))
 
     reported = await failure(make_adapter(stub))
 
@@ -90,7 +130,7 @@ async def test_retry_after_given_as_an_http_date(
 
     reported = await failure(make_adapter(stub))
 
-    assert reported.code == "RATE_LIMITED"
+    assert reported.code == "RATE_LIMIT"
     assert reported.provider_retry_after_ms is not None
     assert 25_000 < reported.provider_retry_after_ms <= 31_000
 
@@ -112,7 +152,7 @@ async def test_a_stream_stalling_past_the_read_timeout_is_interrupted(
 
     reported = await failure(make_adapter(stub, timeout=0.3))
 
-    assert reported.code == "STREAM_INTERRUPTED"
+    assert reported.code == "TRANSPORT"
     assert "Timeout" in reported.message
 
 

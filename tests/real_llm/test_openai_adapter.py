@@ -106,5 +106,5 @@ async def test_a_prompt_over_the_context_ends_in_an_llm_failure(
     assert isinstance(finish, FinishChunk)
     assert isinstance(finish.reason, ErrorFinish)
     failure = finish.reason.failure
-    assert (failure.code, failure.status) == ("INVALID_REQUEST", 400)
+    assert (failure.code, failure.status) == ("CONTEXT_WINDOW_EXCEEDED", 400)
     assert "exceeds the available context size" in failure.message

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness_vocab.harness_events import FOREIGN_WIRE, TYPED_WIRE
+
 from dsh_session import EVENT_TYPES, SessionEvent, SessionEventAdapter
 
 from .support import MODEL, assistant, result, user
@@ -104,9 +106,12 @@ def every_event() -> list[SessionEvent]:
                 {"kind": "parent"},
                 {"kind": "hook", "reason": "policy"},
                 {"kind": "disposed"},
+                {"kind": "legacy"},
             )
         ),
         {"type": "session/end-seed", "data": {}},
+        *TYPED_WIRE,
+        *FOREIGN_WIRE,
         {"type": "plugin/note", "data": {"any": ["json", 1]}, "ignorable": True},
     ]
     events: list[SessionEvent] = [

@@ -164,10 +164,6 @@ BAD_APPENDS: dict[str, tuple[BadAppend, str]] = {
         ),
         "data.message.content",
     ),
-    "session/end-seed inside a turn": (
-        lambda s: s.session.append("session/end-seed", {}),
-        "type",
-    ),
     "replace starting off the surface": (
         lambda s: s.session.append(
             "user/message",

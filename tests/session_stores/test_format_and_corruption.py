@@ -90,12 +90,12 @@ async def test_an_unknown_required_event_type_is_a_format_error_naming_type_and_
     durable_store: StoreFactory, tmp_path: Path
 ) -> None:
     session_id = await _stored_then_tampered(
-        durable_store, tmp_path, _rename_type(3, "compaction/start")
+        durable_store, tmp_path, _rename_type(3, "plugin/unknown-required")
     )
 
-    with pytest.raises(SessionFormatError, match="compaction/start") as raised:
+    with pytest.raises(SessionFormatError, match="plugin/unknown-required") as raised:
         await durable_store().load(session_id)
-    assert (raised.value.event_type, raised.value.seq) == ("compaction/start", 3)
+    assert (raised.value.event_type, raised.value.seq) == ("plugin/unknown-required", 3)
 
 
 def _append_ignorable(log: list[dict[str, object]]) -> None:
