@@ -7,8 +7,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from dsh_session.harness_format import read_log, session_header
 from dsh_session.session import Session
 from dsh_session.stores._codec import dump_event, dump_header
@@ -24,15 +22,6 @@ SCENARIOS = (
 )
 JSONL_FORMS = ("jsonl-zstd", "jsonl-plain", "jsonl-unpacked")
 CRASH_FORMS = ("crash/jsonl-zstd", "crash/jsonl-plain", "crash/jsonl-unpacked")
-
-NEEDS_VOCABULARY = pytest.mark.xfail(
-    strict=True, reason="needs the harness vocabulary (branch vocab)"
-)
-
-
-def scenario_params() -> list[Any]:
-    """Every scenario, the compaction one marked as waiting for the vocabulary."""
-    return [pytest.param(s, marks=NEEDS_VOCABULARY) if s == "compaction" else s for s in SCENARIOS]
 
 
 def expected_session(scenario: str) -> dict[str, Any]:

@@ -15,7 +15,9 @@ from dsh_agent.commands.rebuild import id_list_digest
 
 from .roots import JSONL_FORMS, SCENARIOS, TS_LOGS, copy_root, expected_session, tree
 
-_READABLE = [s for s in SCENARIOS if s != "compaction"]  # until the vocabulary lands
+# The compaction scenario's expected requests also hold the summarizer's own call, whose
+# prompt is not in the log (tests/harness_vocab compares it step by step).
+_STEPS_ONLY = [s for s in SCENARIOS if s != "compaction"]
 
 
 def _rebuilt_lists(report: dict[str, Any]) -> list[list[str]]:
@@ -51,12 +53,13 @@ def test_list_show_verify_and_export_read_a_harness_root(root: Path) -> None:
     before = tree(root)
     listed = dsh.json("sessions", "list", *_store(root))
     assert sorted(summary["id"] for summary in listed) == sorted(SCENARIOS)
-    for scenario in _READABLE:
+    for scenario in SCENARIOS:
         expected = expected_session(scenario)
         assert dsh.json("sessions", "show", scenario, *_store(root)) == expected["events"]
         report: dict[str, Any] = dsh.json("sessions", "verify", scenario, *_store(root))
         assert report["valid"] is True
-        assert _rebuilt_lists(report) == _requests(scenario)
+        if scenario in _STEPS_ONLY:
+            assert _rebuilt_lists(report) == _requests(scenario)
         exported = dsh.ok("sessions", "export", scenario, "--format", "jsonl", *_store(root))
         header, *lines = exported.splitlines()
         assert json.loads(header)["delegationDepth"] == 0
@@ -79,10 +82,12 @@ def test_list_show_and_verify_read_a_harness_database(tmp_path: Path) -> None:
     store = ["--store", "sqlite:///ts.db"]
     listed = dsh.json("sessions", "list", *store)
     assert sorted(summary["id"] for summary in listed) == sorted(SCENARIOS)
-    for scenario in _READABLE:
+    for scenario in SCENARIOS:
         assert (
             dsh.json("sessions", "show", scenario, *store) == expected_session(scenario)["events"]
         )
         report: dict[str, Any] = dsh.json("sessions", "verify", scenario, *store)
-        assert _rebuilt_lists(report) == _requests(scenario)
+        assert report["valid"] is True
+        if scenario in _STEPS_ONLY:
+            assert _rebuilt_lists(report) == _requests(scenario)
     assert tree(tmp_path) == before

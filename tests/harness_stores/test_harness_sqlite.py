@@ -27,7 +27,7 @@ from dsh_session.stores import (
     open_store,
 )
 
-from .roots import SCENARIOS, TS_LOGS, expected_session, scenario_params, tree, wire_events
+from .roots import SCENARIOS, TS_LOGS, expected_session, tree, wire_events
 
 _DB = TS_LOGS / "sqlite" / "ts.db"
 
@@ -67,7 +67,7 @@ def test_open_store_detects_schema_17_and_lists_it(database: Path) -> None:
     assert tree(database.parent) == before
 
 
-@pytest.mark.parametrize("scenario", scenario_params())
+@pytest.mark.parametrize("scenario", SCENARIOS)
 def test_a_session_reads_as_the_harness_held_it(database: Path, scenario: str) -> None:
     async def run() -> Session:
         async with open_store(f"sqlite:///{database}", mode="read") as store:

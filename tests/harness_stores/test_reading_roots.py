@@ -20,7 +20,6 @@ from .roots import (
     copy_root,
     expected_session,
     harness_header,
-    scenario_params,
     tree,
     wire_events,
     wire_header,
@@ -40,7 +39,7 @@ def test_a_root_lists_every_session_with_its_harness_header(form: str) -> None:
     assert asyncio.run(_list_ids(f"jsonl:///{TS_LOGS / form}")) == sorted(SCENARIOS)
 
 
-@pytest.mark.parametrize("scenario", scenario_params())
+@pytest.mark.parametrize("scenario", SCENARIOS)
 @pytest.mark.parametrize("form", JSONL_FORMS)
 def test_a_session_reads_as_the_harness_held_it(form: str, scenario: str) -> None:
     async def read() -> Session:
