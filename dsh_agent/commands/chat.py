@@ -18,7 +18,7 @@ from rich.text import Text
 
 from dsh_agent.commands.chat_script import chat_from_lines
 from dsh_agent.commands.chat_terminal import TerminalChat
-from dsh_agent.commands.output import stderr_console, stdout_console
+from dsh_agent.commands.output import stderr_console
 from dsh_agent.commands.storage import add_store_argument, load_session
 from dsh_agent.commands.summary import summarize
 from dsh_agent.loop import AgentLoop
@@ -123,7 +123,7 @@ async def _chat(args: argparse.Namespace) -> int:
             store=store,
         )
         if sys.stdin.isatty():
-            status = await TerminalChat(agent, stdout_console()).run()
+            status = await TerminalChat(agent).run()
         else:
             status = await chat_from_lines(agent, sys.stdin)
         if not session.seq:  # nothing was said: leave no empty session behind

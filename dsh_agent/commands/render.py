@@ -155,9 +155,10 @@ class TranscriptPrinter:
 
     def note(self, text: str, style: str = "dim") -> None:
         """Print a parenthesized note on a line of its own (ending a streamed line)."""
-        self._print(Text(f"  ({text})", style=style))
+        self.print_line(Text(f"  ({text})", style=style))
 
-    def _print(self, line: Text) -> None:
+    def print_line(self, line: Text) -> None:
+        """Print ``line`` on a line of its own (ending a streamed line first)."""
         self._end_stream()
         self._console.print(line)
 
@@ -186,14 +187,14 @@ class TranscriptPrinter:
             self._stream_style = None
 
     def _message_line(self, message: Message, blocks: Iterable[ContentBlock]) -> None:
-        self._print(
+        self.print_line(
             Text.assemble(
                 (speaker(message), "bold cyan" if message.role == "user" else "bold green"),
                 (f" [{short_id(message.id)}]", "dim"),
             )
         )
         for block in blocks:
-            self._print(Text("  ").append_text(block_text(block)))
+            self.print_line(Text("  ").append_text(block_text(block)))
 
     def _assistant(self, event: AssistantMessageEvent) -> None:
         data = event.data
@@ -203,7 +204,7 @@ class TranscriptPrinter:
             # text and reasoning were streamed; what is left is the tool calls
             for block in message.content:
                 if isinstance(block, ToolCallBlock):
-                    self._print(Text("  ").append_text(block_text(block)))
+                    self.print_line(Text("  ").append_text(block_text(block)))
         else:
             self._message_line(message, message.content)
             if data.usage is not None:
@@ -221,7 +222,7 @@ class TranscriptPrinter:
         line.append(f"  [{short_id(data.message.id)}]", style="dim")
         if data.error is not None:
             line.append(f"  {data.error.code}", style=style)
-        self._print(Text("  ").append_text(line))
+        self.print_line(Text("  ").append_text(line))
         if data.error is not None and data.error.code in REPAIR_CODES:
             self.note("repaired: synthesized when a log cut by a crash was loaded", "yellow")
         if event.surface_op != "append":
