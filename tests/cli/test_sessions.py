@@ -272,6 +272,33 @@ def test_an_unknown_session_id_is_one_line_and_non_zero(demo: DemoRun, action: s
     _one_line_error(result, "no-such-session")
 
 
+async def _store_sessions(database: Path, *ids: str) -> None:
+    async with SqliteSessionStore(database) as store:
+        for session_id in ids:
+            session = Session.create(session_id)
+            session.append("turn/start", {"turn": 1})
+            session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+            store.attach(session)
+            await store.flush(session)
+
+
+@pytest.mark.parametrize("action", ["show", "verify", "fork", "export"])
+def test_a_unique_id_prefix_names_the_session(dsh: Dsh, action: str) -> None:
+    asyncio.run(_store_sessions(dsh.cwd / "dsh.db", "abc-1111", "abd-2222", "abd-3333"))
+    result = dsh.run("sessions", action, "abc")
+    assert result.returncode == 0, result.stderr
+    assert "abc-1111" in result.stdout + result.stderr
+
+
+def test_an_ambiguous_or_unknown_prefix_is_one_line(dsh: Dsh) -> None:
+    asyncio.run(_store_sessions(dsh.cwd / "dsh.db", "abc-1111", "abd-2222", "abd-3333"))
+    ambiguous = dsh.run("sessions", "show", "abd")
+    _one_line_error(ambiguous, "'abd' is the start of 2 session ids", "abd-2222", "abd-3333")
+    _one_line_error(dsh.run("sessions", "show", "x"), "no session", "'x'")
+    _one_line_error(dsh.run("sessions", "show", ""), "no session")
+    assert json.loads(dsh.ok("sessions", "show", "abd-2222", "--json"))[0]["type"] == "turn/start"
+
+
 def test_a_bad_store_url_is_one_line_and_non_zero(dsh: Dsh) -> None:
     _one_line_error(dsh.run("sessions", "list", "--store", "postgres://x"), "postgres://x")
 
