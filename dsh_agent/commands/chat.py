@@ -2,8 +2,9 @@
 
 The provider adapter is built from the options (the API key comes from an environment
 variable, never from the command line, where other users could read it). At a
-terminal the chat is interactive (:mod:`.chat_terminal`); with piped input it runs one
-prompt per line (:mod:`.chat_script`).
+terminal (input and output both) the chat is interactive (:mod:`.chat_terminal`);
+otherwise, e.g. with piped input or output, it runs one prompt per line
+(:mod:`.chat_script`).
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ async def _chat(args: argparse.Namespace) -> int:
             system=args.system,
             store=store,
         )
-        if sys.stdin.isatty():
+        if sys.stdin.isatty() and sys.stdout.isatty():
             status = await TerminalChat(agent).run()
         else:
             status = await chat_from_lines(agent, sys.stdin)
