@@ -11,6 +11,8 @@ import argparse
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as installed_version
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +68,25 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
 )
 
 
+DISTRIBUTION = "dsh-sdk"
+"""The distribution that installs the ``dsh`` command."""
+
+
+def dsh_version() -> str:
+    """The installed distribution's version (``unknown`` when run from an uninstalled
+    source tree, where there is no metadata to read)."""
+    try:
+        return installed_version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every registered subcommand."""
     parser = argparse.ArgumentParser(prog="dsh", description="dsh agent SDK tools")
+    parser.add_argument(
+        "--version", action="version", version=f"dsh {dsh_version()} ({DISTRIBUTION})"
+    )
     add_debug_argument(parser, top_level=True)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in SUBCOMMANDS:

@@ -26,7 +26,12 @@ class RunResult:
 
 async def run(agent: Agent, message: UserMessage) -> RunResult:
     """Send ``message`` as a followup, wait until ``agent`` is idle, and summarize the
-    events logged in between."""
+    events logged in between. ``message`` is a created message, not bare text."""
+    if isinstance(message, str):
+        raise TypeError(
+            f"run() sends a UserMessage, not text: create one with "
+            f"create_user_message(content={_preview(message)!r}, source={{'kind': 'user'}})"
+        )
     start = agent.session.seq
     agent.followup(message)
     await agent.when_idle()
@@ -36,6 +41,10 @@ async def run(agent: Agent, message: UserMessage) -> RunResult:
         finish_reason=_finish_reason(events),
         events=events,
     )
+
+
+def _preview(text: str, width: int = 40) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _final_response(events: Sequence[SessionEvent]) -> str | None:

@@ -20,7 +20,7 @@ from dsh_llm.create import (
     freeze_message,
     replace_content,
 )
-from dsh_llm.errors import DshError, LlmError
+from dsh_llm.errors import DshError, InputError, LlmError
 from dsh_llm.frozen_json import (
     JSON_INT_MAX,
     JSON_INT_MIN,
@@ -47,11 +47,13 @@ from dsh_llm.sources import (
     ModelSource,
     PluginForm,
     PluginSource,
+    PluginSourceDict,
     SnapshotSection,
     Source,
     ToolSource,
     UnknownSource,
     UserSource,
+    UserSourceDict,
 )
 from dsh_llm.stream import (
     AbortedFinish,
@@ -96,6 +98,7 @@ __all__ = [
     "GenerateRequest",
     "HistoryAdapter",
     "ImageBlock",
+    "InputError",
     "JsonValueError",
     "LlmError",
     "LlmFailure",
@@ -107,6 +110,7 @@ __all__ = [
     "ModelSource",
     "PluginForm",
     "PluginSource",
+    "PluginSourceDict",
     "ReasoningBlock",
     "ReasoningDeltaChunk",
     "SnapshotSection",
@@ -129,6 +133,7 @@ __all__ = [
     "UsageChunk",
     "UserMessage",
     "UserSource",
+    "UserSourceDict",
     "ValidatedMessages",
     "create_assistant_message",
     "create_message",

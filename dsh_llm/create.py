@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from dsh_llm.content import ContentBlock
+from dsh_llm.errors import InputError
 from dsh_llm.ids import CallId, new_message_id
 from dsh_llm.messages import (
     MESSAGE_TYPES,
@@ -20,7 +21,14 @@ from dsh_llm.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from dsh_llm.sources import ModelSource, PluginSource, UnknownSource, UserSource
+from dsh_llm.sources import (
+    KNOWN_SOURCE_KINDS,
+    ModelSource,
+    PluginSource,
+    UnknownSource,
+    UserSource,
+    UserSourceInput,
+)
 
 ContentInput: TypeAlias = str | Iterable[ContentBlock | Mapping[str, Any]]
 """Content as a caller may give it: a string (one text block) or blocks/mappings."""
@@ -48,19 +56,42 @@ def _content(content: ContentInput) -> Any:
     return content if isinstance(content, tuple) else tuple(content)
 
 
+def _known_kind(source: object) -> object:
+    """``source``, unless it is a mapping of a kind this version does not know: creation
+    makes messages of the known kinds (a misspelled ``"usr"`` would otherwise pass as
+    an unknown source); a message of another system's kind is imported, id and all."""
+    if isinstance(source, Mapping) and source.get("kind") not in KNOWN_SOURCE_KINDS:
+        raise InputError(
+            f"unknown source kind {source.get('kind')!r} (creation knows "
+            f"{', '.join(sorted(KNOWN_SOURCE_KINDS))}; pass an UnknownSource to mean "
+            "another kind, or import the whole message with freeze_message())",
+            field="source.kind",
+        )
+    return source
+
+
 def create_message(*, role: Role, content: ContentInput, source: SourceInput) -> Message:
     """Create a message of any role with a newly minted id."""
     return MessageAdapter.validate_python(
-        {"id": new_message_id(), "role": role, "content": _content(content), "source": source}
+        {
+            "id": new_message_id(),
+            "role": role,
+            "content": _content(content),
+            "source": _known_kind(source),
+        }
     )
 
 
-def create_user_message(
-    *, content: ContentInput, source: UserSource | PluginSource | UnknownSource | Mapping[str, Any]
-) -> UserMessage:
-    """Create a user-role message (a prompt or program context) with a new id."""
+def create_user_message(*, content: ContentInput, source: UserSourceInput) -> UserMessage:
+    """Create a user-role message (a prompt or program context) with a new id. A
+    source mapping of an unknown kind raises :class:`~dsh_llm.errors.InputError`."""
     message: UserMessage = _validate_user(
-        {"id": new_message_id(), "role": "user", "content": _content(content), "source": source}
+        {
+            "id": new_message_id(),
+            "role": "user",
+            "content": _content(content),
+            "source": _known_kind(source),
+        }
     )
     return message
 

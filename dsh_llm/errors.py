@@ -21,3 +21,13 @@ class LlmError(DshError):
     def __init__(self, message: str, *, failure: LlmFailure | None = None) -> None:
         super().__init__(message)
         self.failure = failure
+
+
+class InputError(LlmError, ValueError):
+    """A value given to a creation helper or a test adapter was refused before anything
+    was built: a misspelled key, or a source kind that creation does not know.
+    ``field`` names the offending input (e.g. ``source.kind``, ``tool_calls[0].nme``)."""
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field

@@ -7,7 +7,8 @@ round-trips without loss. A human prompt is exactly ``source.kind == "user"``.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self, TypeAlias, get_args
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, NotRequired, Self, TypeAlias, TypedDict, get_args
 
 from pydantic import Field, JsonValue, model_validator
 
@@ -119,3 +120,34 @@ Source: TypeAlias = Annotated[
     KnownSource | UnknownSource, Field(union_mode="left_to_right"), SerializedByMemberType
 ]
 """Any message source."""
+
+
+class UserSourceDict(TypedDict):
+    """A human prompt's source as a mapping, typed so a type checker catches a
+    misspelled kind (``{"kind": "user"}``)."""
+
+    kind: Literal["user"]
+
+
+class PluginSourceDict(TypedDict):
+    """Program context's source as a mapping (``{"kind": "plugin", "plugin": NAME}``)."""
+
+    kind: Literal["plugin"]
+    plugin: str
+    form: NotRequired[PluginForm | Mapping[str, Any]]
+
+
+UserSourceInput: TypeAlias = (
+    UserSource
+    | PluginSource
+    | UnknownSource
+    | UserSourceDict
+    | PluginSourceDict
+    | Mapping[str, Any]
+)
+"""What :func:`~dsh_llm.create.create_user_message` takes as ``source``. A plain mapping
+stays accepted (extra fields such as ``rpcId`` are part of the format), and a mapping of
+an unknown kind is refused at run time; annotate a mapping as :class:`UserSourceDict` or
+:class:`PluginSourceDict`, or build the model (``UserSource()``, ``PluginSource(plugin=...)``),
+to have a type checker catch a misspelled kind first. An unknown kind is created only
+from an explicit :class:`UnknownSource`, or imported with a whole message."""

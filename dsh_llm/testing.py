@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from dsh_llm.content import ReasoningBlock, TextBlock, ToolCallBlock
+from dsh_llm.errors import InputError
 from dsh_llm.frozen_json import FrozenJson, freeze_json
 from dsh_llm.request import GenerateRequest
 from dsh_llm.stream import (
@@ -55,6 +56,26 @@ ToolCallInput: TypeAlias = ToolCallBlock | Mapping[str, Any]
 ``arguments`` is a JSON object or its raw text and a missing id is assigned as
 ``call-<n>`` (numbered per adapter)."""
 
+_TOOL_CALL_KEYS = frozenset({"name", "arguments", "id"})
+
+
+def _checked_call(index: int, call: ToolCallInput) -> ToolCallInput:
+    """``call`` if it is a block or a mapping with a ``name`` and only known keys;
+    a misspelled key would otherwise surface much later as a missing name."""
+    if isinstance(call, ToolCallBlock):
+        return call
+    where = f"tool_calls[{index}]"
+    unknown = sorted(str(key) for key in call if key not in _TOOL_CALL_KEYS)
+    if unknown:
+        raise InputError(
+            f"{where} has unknown key {unknown[0]!r} (a tool call takes "
+            f"{', '.join(sorted(_TOOL_CALL_KEYS))})",
+            field=f"{where}.{unknown[0]}",
+        )
+    if not isinstance(call.get("name"), str) or not call["name"]:
+        raise InputError(f"{where} needs a non-empty 'name'", field=f"{where}.name")
+    return call
+
 
 @dataclass(frozen=True, kw_only=True)
 class Reply:
@@ -79,11 +100,12 @@ def reply(
     finish: FinishReason | None = None,
     replay_state: object = None,
 ) -> Reply:
-    """Describe a response: reasoning first, then text, then the tool calls."""
+    """Describe a response: reasoning first, then text, then the tool calls. A tool
+    call mapping with an unknown key or no name raises :class:`~dsh_llm.errors.InputError`."""
     return Reply(
         text=text,
         reasoning=reasoning,
-        tool_calls=tuple(tool_calls),
+        tool_calls=tuple(_checked_call(i, call) for i, call in enumerate(tool_calls)),
         usage=usage,
         finish=finish,
         replay_state=None if replay_state is None else freeze_json(replay_state),

@@ -268,16 +268,23 @@ class Session:
     # --- fork -------------------------------------------------------------------------
 
     def fork(self, boundary_seq: int | None = None) -> Session:
-        """A new session seeded with the events up to and including ``boundary_seq``
-        (default: all), followed by ``session/end-seed``. The boundary may not fall
-        inside an open turn. The fork's events and messages are the parent's very
+        """A new session seeded with the events up to and including ``boundary_seq``,
+        the seq of the last event to keep, followed by ``session/end-seed``. The whole
+        log is ``fork()`` (or ``fork(session.seq - 1)``): :attr:`seq` is the seq the
+        *next* event will get, so ``fork(session.seq)`` is refused. The boundary may not
+        fall inside an open turn. The fork's events and messages are the parent's very
         objects; its header names the parent and the seed length."""
         last = len(self._events) - 1
         boundary = last if boundary_seq is None else boundary_seq
         if boundary_seq is not None and not 0 <= boundary_seq <= last:
+            hint = (
+                "; session.seq is the seq of the next event: fork() keeps the whole log"
+                if boundary_seq == len(self._events)
+                else ""
+            )
             raise SessionValidationError(
                 f"fork boundary {boundary_seq} is not an event of session {self.id!r} "
-                f"(seqs 0..{last})",
+                f"(seqs 0..{last}){hint}",
                 seq=boundary_seq,
                 field="boundary_seq",
             )

@@ -2,8 +2,9 @@
 
 The provider adapter is built from the options (the API key comes from an environment
 variable, never from the command line, where other users could read it). At a
-terminal the chat is interactive (:mod:`.chat_terminal`); with piped input it runs one
-prompt per line (:mod:`.chat_script`).
+terminal (input and output both) the chat is interactive (:mod:`.chat_terminal`);
+otherwise, e.g. with piped input or output, it runs one prompt per line
+(:mod:`.chat_script`).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import argparse
 import asyncio
 import os
 import sys
+from urllib.parse import urlsplit
 
 from rich.text import Text
 
 from dsh_agent.commands.chat_script import chat_from_lines
 from dsh_agent.commands.chat_terminal import TerminalChat
-from dsh_agent.commands.output import stderr_console, stdout_console
+from dsh_agent.commands.output import stderr_console
 from dsh_agent.commands.storage import add_store_argument, load_session
 from dsh_agent.commands.summary import summarize
 from dsh_agent.loop import AgentLoop
@@ -30,6 +32,14 @@ HELP = "chat with a model: type while it answers to steer, Ctrl-C cancels the tu
 
 API_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 """Where each provider's API key is read from unless ``--api-key-env`` names another."""
+
+HOSTED_API_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
+"""The provider's own hosted endpoint, the one place ``dsh chat`` insists on a key
+(docs/decisions/2026-12-02-chat-api-key-for-local-servers.md)."""
+
+NO_KEY = "no-key"
+"""Sent to a server of one's own that needs no key: the provider SDKs refuse to build
+a client without one."""
 
 
 class ChatSetupError(DshError):
@@ -60,10 +70,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def build_adapter(provider: str, base_url: str | None, api_key_env: str | None) -> ModelAdapter:
-    """The provider's adapter, with the API key read from the environment."""
+    """The provider's adapter, with the API key read from the environment. A missing
+    key is an error only for the provider's hosted API (no ``--base-url``, or one on
+    its host): a local server usually needs none."""
     variable = api_key_env or API_KEY_VARIABLES[provider]
-    api_key = os.environ.get(variable)
-    if not api_key:
+    api_key = os.environ.get(variable) or None
+    if api_key is None and not needs_api_key(provider, base_url):
+        api_key = NO_KEY
+    if api_key is None:
         raise ChatSetupError(
             f"the environment variable {variable} holding the {provider} API key is not set "
             "(name another one with --api-key-env)"
@@ -78,6 +92,11 @@ def build_adapter(provider: str, base_url: str | None, api_key_env: str | None) 
         return OpenAIChatAdapter(base_url=base_url, api_key=api_key)
     except ImportError as error:  # the provider's SDK is an optional extra
         raise ChatSetupError(str(error)) from error
+
+
+def needs_api_key(provider: str, base_url: str | None) -> bool:
+    """Whether ``base_url`` is the provider's hosted API (the default when unset)."""
+    return base_url is None or urlsplit(base_url).hostname == HOSTED_API_HOSTS[provider]
 
 
 async def _chat(args: argparse.Namespace) -> int:
@@ -104,8 +123,8 @@ async def _chat(args: argparse.Namespace) -> int:
             system=args.system,
             store=store,
         )
-        if sys.stdin.isatty():
-            status = await TerminalChat(agent, stdout_console()).run()
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            status = await TerminalChat(agent).run()
         else:
             status = await chat_from_lines(agent, sys.stdin)
         if not session.seq:  # nothing was said: leave no empty session behind

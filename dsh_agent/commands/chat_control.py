@@ -3,7 +3,9 @@
 A typed line becomes a message the moment it is read (that is when it gets its id):
 ``/inject TEXT`` is context that does not wake the agent, anything else is a prompt,
 which steers the running turn or, when the agent is idle, starts a new one. Ctrl-C
-cancels the running turn; a second Ctrl-C (or one while idle) asks to leave.
+cancels the running turn, keeping what is pending (a steer or ``/inject`` context
+typed before it reaches the model at the next turn); a second Ctrl-C (or one while
+idle) asks to leave.
 """
 
 from __future__ import annotations
@@ -55,5 +57,5 @@ class InterruptPolicy:
         if agent.status != "running" or turn is None or turn == self._cancelled_turn:
             return True
         self._cancelled_turn = turn
-        agent.cancel("user")
+        agent.cancel("user", keep_inbox=True)
         return False

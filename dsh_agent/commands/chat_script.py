@@ -21,20 +21,25 @@ from dsh_session.events import AssistantChunkEvent, SessionEvent, TurnEndEvent
 
 
 class _ReplyWriter:
-    """Writes streamed reply text to ``out``; counts turns that did not complete."""
+    """Writes streamed reply text to ``out``, a newline ending each reply that printed
+    text; says on ``errors`` why a turn did not complete, and counts such turns."""
 
     def __init__(self, out: TextIO, errors: TextIO) -> None:
         self._out = out
         self._errors = errors
+        self._mid_line = False
         self.failed_turns = 0
 
     def __call__(self, event: SessionEvent) -> None:
         if isinstance(event, AssistantChunkEvent) and isinstance(event.data.chunk, TextDeltaChunk):
             self._out.write(event.data.chunk.text)
             self._out.flush()
+            self._mid_line = True
         elif isinstance(event, TurnEndEvent):
-            self._out.write("\n")
-            self._out.flush()
+            if self._mid_line:
+                self._out.write("\n")
+                self._out.flush()
+                self._mid_line = False
             reason = event.data.reason
             if reason.kind not in ("completed", "max-tokens"):
                 self.failed_turns += 1

@@ -1,25 +1,29 @@
 """``dsh chat`` at a terminal: talk while the model works.
 
-Input is read from the terminal with the event loop's reader, so lines arrive while
-a reply streams; each becomes a steer of the running turn (or a new turn when the
-agent is idle). Ctrl-C goes through :class:`~.chat_control.InterruptPolicy`; Ctrl-D
-leaves once the running turn has ended.
+prompt_toolkit owns the terminal: the input line stays at the bottom, and everything
+the chat prints goes above it (``patch_stdout``), so what the user types is never
+mixed into a streamed reply. The reply's unfinished line is shown just above the
+input line until it ends (:class:`HeldLine`), and the prompt reads ``steer ›`` while
+a turn runs. Each line the user enters becomes a
+steer of the running turn, or a new turn when the agent is idle. Ctrl-C goes through
+:class:`~.chat_control.InterruptPolicy`; Ctrl-D leaves once the running turn has ended.
 """
 
 from __future__ import annotations
 
-import asyncio
-import codecs
-import os
-import signal
+import io
 import sys
+from collections.abc import Callable
 
-from rich.console import Console
+from prompt_toolkit import PromptSession
+from prompt_toolkit.formatted_text import ANSI, FormattedText, StyleAndTextTuples
+from prompt_toolkit.patch_stdout import patch_stdout
 from rich.text import Text
 
 from dsh_agent.commands.chat_control import EXIT_COMMANDS, InterruptPolicy, deliver_line
 from dsh_agent.commands.failures import one_line
 from dsh_agent.commands.render import TranscriptPrinter
+from dsh_agent.commands.terminal_text import SafeConsole
 from dsh_agent.loop import AgentLoop
 from dsh_agent.notifications import Notification, StatusChanged
 from dsh_llm.errors import DshError
@@ -27,66 +31,119 @@ from dsh_llm.errors import DshError
 HELP_TEXT = (
     "Type a message and press Enter. While the model answers, what you type steers "
     "the running turn. /inject TEXT adds context without starting a turn. Ctrl-C "
-    "cancels the turn; Ctrl-C again, Ctrl-D or /exit leaves."
+    "cancels the turn (keeping what is pending); Ctrl-C again, Ctrl-D or /exit leaves."
 )
+PROMPT = "you › "
+STEER_PROMPT = "steer › "
+"""The prompt while a turn runs: what is entered then steers that turn."""
+
+
+class HeldLine(io.StringIO):
+    """The chat console's file: complete lines go on to standard output (above the
+    prompt, under ``patch_stdout``); the unfinished last line is held in :attr:`held`
+    for the prompt to show, since text written above a prompt without its newline
+    would be painted over. After :meth:`release` everything passes straight through."""
+
+    def __init__(self, on_change: Callable[[], None]) -> None:
+        super().__init__()
+        self.held = ""
+        self._on_change = on_change
+        self._holding = True
+
+    def write(self, text: str) -> int:
+        if not self._holding:
+            sys.stdout.write(text)
+            return len(text)
+        done, newline, rest = (self.held + text).rpartition("\n")
+        if newline:
+            sys.stdout.write(done + newline)
+            sys.stdout.flush()
+        self.held = rest
+        self._on_change()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._holding:
+            sys.stdout.flush()
+
+    def isatty(self) -> bool:
+        return sys.__stdout__ is not None and sys.__stdout__.isatty()
+
+    def release(self) -> None:
+        """Stop holding: write the held text and pass everything through from now on."""
+        self._holding = False
+        held, self.held = self.held, ""
+        self.write(held)
+        self.flush()
 
 
 class TerminalChat:
-    """One interactive chat over ``agent``, printing to ``console``."""
+    """One interactive chat over ``agent`` on the process's terminal."""
 
-    def __init__(self, agent: AgentLoop, console: Console) -> None:
+    def __init__(self, agent: AgentLoop) -> None:
         self._agent = agent
-        self._console = console
-        self._printer = TranscriptPrinter(console, live=True)
+        self._prompt: PromptSession[str] = PromptSession(erase_when_done=True)
+        self._out = HeldLine(self._prompt.app.invalidate)
+        self._printer = TranscriptPrinter(SafeConsole(file=self._out, soft_wrap=True), live=True)
         self._interrupts = InterruptPolicy(agent)
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._pending = ""
-        self._leaving = asyncio.Event()
-        self._end_of_input = False
 
     async def run(self) -> int:
         """Chat until the user leaves; a running turn is cancelled on the way out,
-        unless the user ended the input (then it is allowed to finish)."""
+        unless the user ended the input (then it is allowed to finish). Pending
+        input is kept in the session's durable inbox either way."""
         agent = self._agent
-        loop = asyncio.get_running_loop()
-        fd = sys.stdin.fileno()
-        unsubscribe_log = agent.session.subscribe(self._printer)
+        unsubscribe = agent.session.subscribe(self._printer)
         unsubscribe_agent = agent.subscribe(self._on_notification)
-        loop.add_reader(fd, self._on_readable, fd)
-        loop.add_signal_handler(signal.SIGINT, self._on_interrupt)
-        self._note(HELP_TEXT)
-        self._prompt()
         try:
-            await self._leaving.wait()
-            if agent.status == "running" and not self._end_of_input:
-                agent.cancel("user")
-            await agent.when_idle()
+            with patch_stdout(raw=True):
+                self._printer.note(HELP_TEXT)
+                end_of_input = await self._read_lines()
+                self._out.release()
+                if agent.status == "running" and not end_of_input:
+                    agent.cancel("user", keep_inbox=True)
+                await agent.when_idle()
+                self._printer.print_line(Text())
+                self._note_pending()
         finally:
-            loop.remove_signal_handler(signal.SIGINT)
-            loop.remove_reader(fd)
             unsubscribe_agent()
-            unsubscribe_log()
-            self._console.print()
+            unsubscribe()
         return 0
 
-    def _on_readable(self, fd: int) -> None:
-        data = os.read(fd, 4096)
-        if not data:  # end of input stays readable: stop watching it
-            asyncio.get_running_loop().remove_reader(fd)
-            self._end_of_input = True
-            self._leaving.set()
-            return
-        self._pending += self._decoder.decode(data)
-        while "\n" in self._pending:
-            line, self._pending = self._pending.split("\n", 1)
+    async def _read_lines(self) -> bool:
+        """Hand each entered line to the agent until the user leaves; True when the
+        user ended the input (Ctrl-D)."""
+        while True:
+            try:
+                line = await self._prompt.prompt_async(self._message)
+            except KeyboardInterrupt:
+                if self._interrupts.press():
+                    return False
+                self._printer.note("cancelling the turn; press Ctrl-C again to leave")
+                continue
+            except EOFError:
+                return True
+            if line.strip() in EXIT_COMMANDS:
+                return False
             self._on_line(line)
 
+    def _message(self) -> FormattedText:
+        """The prompt: the reply's unfinished line, if any, above ``you ›``."""
+        fragments: StyleAndTextTuples = []
+        if self._out.held:
+            fragments += [*ANSI(self._out.held).__pt_formatted_text__(), ("", "\n")]
+        running = self._agent.status == "running"
+        fragments.append(("bold ansicyan", STEER_PROMPT if running else PROMPT))
+        return FormattedText(fragments)
+
+    def _on_notification(self, notification: Notification) -> None:
+        if isinstance(notification, StatusChanged):
+            self._prompt.app.invalidate()  # the prompt says whether a turn runs
+
     def _on_line(self, line: str) -> None:
-        if line.strip() in EXIT_COMMANDS:
-            self._leaving.set()
-            return
+        """Deliver ``line``; it is not echoed here (the input line is erased when
+        entered), since the transcript shows each message when the model gets it."""
         if line.strip() == "/help":
-            self._note(HELP_TEXT)
+            self._printer.note(HELP_TEXT)
             return
         try:
             note = deliver_line(self._agent, line)
@@ -94,21 +151,14 @@ class TerminalChat:
             self._printer.note(f"error: {one_line(error)}", "red")
             return
         if note is not None:
-            self._note(note)
+            self._printer.note(note)
 
-    def _on_interrupt(self) -> None:
-        if self._interrupts.press():
-            self._leaving.set()
-        else:
-            self._note("cancelling the turn; press Ctrl-C again to leave")
-
-    def _on_notification(self, notification: Notification) -> None:
-        if isinstance(notification, StatusChanged) and notification.status == "idle":
-            self._prompt()
-
-    def _prompt(self) -> None:
-        if not self._leaving.is_set():
-            self._console.print(Text("you › ", style="bold cyan"), end="")
-
-    def _note(self, text: str) -> None:
-        self._printer.note(text)
+    def _note_pending(self) -> None:
+        inbox = self._agent.inbox
+        count = len(inbox.next_step) + len(inbox.next_turn)
+        if count:
+            self._printer.note(
+                f"{count} pending message(s) kept in session {self._agent.id}; the model "
+                f"sees them at its next turn (dsh chat --session {self._agent.id})",
+                "yellow",
+            )

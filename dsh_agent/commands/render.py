@@ -25,7 +25,7 @@ from dsh_llm.content import (
 )
 from dsh_llm.messages import Message, UserMessage
 from dsh_llm.sources import ModelSource, PluginSource, UserSource
-from dsh_llm.stream import ReasoningDeltaChunk, TextDeltaChunk
+from dsh_llm.stream import ReasoningDeltaChunk, TextDeltaChunk, TokenUsage
 from dsh_session.events import (
     AbortedReason,
     AssistantChunkEvent,
@@ -115,6 +115,25 @@ def block_text(block: ContentBlock) -> Text:
     return Text("\n").join(block_text(inner) for inner in block.content)
 
 
+def indented(text: Text, prefix: str = "  ") -> Text:
+    """``text`` with ``prefix`` before each of its lines, so a multi-line message stays
+    inside its speaker's block."""
+    return Text("\n").join(Text(prefix).append_text(line) for line in text.split("\n"))
+
+
+def describe_usage(usage: TokenUsage) -> str:
+    """A model call's token counts; the optional ones only when the provider gave them."""
+    parts = [f"tokens in {usage.input_tokens}"]
+    if usage.cache_read_tokens is not None:
+        parts.append(f"cached in {usage.cache_read_tokens}")
+    if usage.cache_write_tokens is not None:
+        parts.append(f"cache written {usage.cache_write_tokens}")
+    out = f"out {usage.output_tokens}"
+    if usage.reasoning_tokens is not None:
+        out += f" (reasoning {usage.reasoning_tokens})"
+    return " / ".join([*parts, out])
+
+
 class TranscriptPrinter:
     """Prints session events as a conversation. Use it as a session observer (live)
     or feed it a stored log (``live=False``). Events it does not show are skipped."""
@@ -155,9 +174,10 @@ class TranscriptPrinter:
 
     def note(self, text: str, style: str = "dim") -> None:
         """Print a parenthesized note on a line of its own (ending a streamed line)."""
-        self._print(Text(f"  ({text})", style=style))
+        self.print_line(Text(f"  ({text})", style=style))
 
-    def _print(self, line: Text) -> None:
+    def print_line(self, line: Text) -> None:
+        """Print ``line`` on a line of its own (ending a streamed line first)."""
         self._end_stream()
         self._console.print(line)
 
@@ -186,14 +206,14 @@ class TranscriptPrinter:
             self._stream_style = None
 
     def _message_line(self, message: Message, blocks: Iterable[ContentBlock]) -> None:
-        self._print(
+        self.print_line(
             Text.assemble(
                 (speaker(message), "bold cyan" if message.role == "user" else "bold green"),
                 (f" [{short_id(message.id)}]", "dim"),
             )
         )
         for block in blocks:
-            self._print(Text("  ").append_text(block_text(block)))
+            self.print_line(indented(block_text(block)))
 
     def _assistant(self, event: AssistantMessageEvent) -> None:
         data = event.data
@@ -203,12 +223,11 @@ class TranscriptPrinter:
             # text and reasoning were streamed; what is left is the tool calls
             for block in message.content:
                 if isinstance(block, ToolCallBlock):
-                    self._print(Text("  ").append_text(block_text(block)))
+                    self.print_line(indented(block_text(block)))
         else:
             self._message_line(message, message.content)
             if data.usage is not None:
-                usage = data.usage
-                self.note(f"tokens in {usage.input_tokens} / out {usage.output_tokens}")
+                self.note(describe_usage(data.usage))
         if data.interrupted:
             self.note("interrupted: kept the prefix streamed before the cancel", "yellow")
 
@@ -221,7 +240,7 @@ class TranscriptPrinter:
         line.append(f"  [{short_id(data.message.id)}]", style="dim")
         if data.error is not None:
             line.append(f"  {data.error.code}", style=style)
-        self._print(Text("  ").append_text(line))
+        self.print_line(indented(line))
         if data.error is not None and data.error.code in REPAIR_CODES:
             self.note("repaired: synthesized when a log cut by a crash was loaded", "yellow")
         if event.surface_op != "append":

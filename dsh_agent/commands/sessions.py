@@ -38,6 +38,39 @@ Action = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
 
 HELP = "list, show, verify, fork or export stored sessions"
 
+ID_HELP = "the session id, or enough of its start to name one session"
+
+
+class SessionIdError(DshError):
+    """An id given to ``dsh sessions`` names no stored session, or is the start of
+    several ids. ``given`` is what was typed, ``matches`` the ids it could mean."""
+
+    def __init__(self, message: str, *, given: str, matches: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.given = given
+        self.matches = matches
+
+
+async def resolve_session_id(store: SessionStore, given: str) -> str:
+    """The stored session ``given`` names: its full id, or a prefix of exactly one id."""
+    ids = [header.id for header in await store.list_sessions()]
+    if given in ids:
+        return given
+    matches = tuple(session_id for session_id in ids if given and session_id.startswith(given))
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SessionIdError(
+            f"no session in {store} has the id or id prefix {given!r}", given=given, matches=()
+        )
+    shown = ", ".join(matches[:3]) + (", …" if len(matches) > 3 else "")
+    raise SessionIdError(
+        f"{given!r} is the start of {len(matches)} session ids in {store} ({shown}); "
+        "give more of it",
+        given=given,
+        matches=matches,
+    )
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``sessions`` actions and their options."""
@@ -54,13 +87,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     action("list", "list the stored sessions", _list, "an array of session summaries")
     show = action("show", "show a session's transcript", _show, "the session's events (wire form)")
-    show.add_argument("id", help="the session id")
+    show.add_argument("id", help=ID_HELP)
     verify = action(
         "verify", "validate a session's log and re-build every request", _verify, "the report"
     )
-    verify.add_argument("id", help="the session id")
+    verify.add_argument("id", help=ID_HELP)
     fork = action("fork", "start a new session from a prefix of one", _fork, "the new session")
-    fork.add_argument("id", help="the session to fork")
+    fork.add_argument("id", help=f"the session to fork: {ID_HELP}")
     fork.add_argument(
         "--at",
         type=int,
@@ -68,7 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the last event to keep (inclusive; between turns); default: the whole log",
     )
     export = action("export", "write a session's log in its wire form", _export, None)
-    export.add_argument("id", help="the session id")
+    export.add_argument("id", help=ID_HELP)
     export.add_argument(
         "--format", choices=("jsonl",), default="jsonl", help="output format (default: jsonl)"
     )
@@ -148,7 +181,7 @@ async def _list(args: argparse.Namespace) -> int:
 
 async def _show(args: argparse.Namespace) -> int:
     async with open_store(args.store, mode="read") as store:
-        session, _ = await read_session(store, args.id)
+        session, _ = await read_session(store, await resolve_session_id(store, args.id))
     if args.json:
         print_json([event.model_dump(mode="json") for event in session.events])
         return 0
@@ -170,7 +203,7 @@ async def _verify(args: argparse.Namespace) -> int:
     opened = open_store(args.store, mode="read")  # a missing store is not a verdict on a log
     try:
         async with opened as store:
-            session, report = await read_session(store, args.id)
+            session, report = await read_session(store, await resolve_session_id(store, args.id))
         with progress(f"re-building the requests of {session.id}"):
             rebuilt = rebuild_requests(session.events)
     except DshError as error:
@@ -216,7 +249,7 @@ async def _verify(args: argparse.Namespace) -> int:
 
 async def _fork(args: argparse.Namespace) -> int:
     async with open_store(args.store, mode="open") as store:
-        parent, _ = await read_session(store, args.id)
+        parent, _ = await read_session(store, await resolve_session_id(store, args.id))
         child = parent.fork(args.at)
         store.attach(child)
         await store.flush(child)
@@ -247,7 +280,7 @@ def _write_jsonl(session: Session, out: TextIO) -> None:
 
 async def _export(args: argparse.Namespace) -> int:
     async with open_store(args.store, mode="read") as store:
-        session, _ = await read_session(store, args.id)
+        session, _ = await read_session(store, await resolve_session_id(store, args.id))
     if args.out is None:
         _write_jsonl(session, sys.stdout)
         return 0

@@ -3,6 +3,8 @@ the next idle."""
 
 from __future__ import annotations
 
+import pytest
+
 from dsh_agent import run, tool
 from dsh_llm import LlmFailure
 from dsh_llm.testing import ScriptedAdapter, reply
@@ -49,3 +51,14 @@ async def test_a_failed_run_has_no_final_response(make_agent: AgentFactory) -> N
 
     assert result.final_response is None
     assert result.finish_reason == "error"
+
+
+async def test_run_with_bare_text_says_how_to_create_the_message(
+    make_agent: AgentFactory,
+) -> None:
+    agent = make_agent(ScriptedAdapter(["unused"]))
+    with pytest.raises(TypeError, match="create_user_message") as raised:
+        await run(agent, "hello")  # type: ignore[arg-type]
+    assert "freeze_message" not in str(raised.value)
+    assert "content='hello'" in str(raised.value)
+    assert agent.session.seq == 0

@@ -18,6 +18,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import pyte
+
 _ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\r")
 
 
@@ -47,6 +49,25 @@ class Terminal:
         self.output = ""
         """Everything the child printed so far, without terminal escape codes."""
         self._searched = 0
+        self._screen = pyte.Screen(160, 50)
+        self._screen_stream = pyte.ByteStream(self._screen)
+
+    def screen(self) -> list[str]:
+        """The lines on the terminal's screen now, as a terminal would show them
+        (a program that redraws a line shows only its last drawing)."""
+        return [line.rstrip() for line in self._screen.display]
+
+    def expect_screen(self, text: str, timeout: float = 20.0) -> str:
+        """Wait until a screen line contains ``text``; return that line."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = [line for line in self.screen() if text in line]
+            if found:
+                return found[-1]
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._read(remaining):
+                screen = "\n".join(self.screen())
+                raise AssertionError(f"{text!r} is not on the screen:\n{screen}")
 
     def expect(self, text: str, timeout: float = 20.0) -> None:
         """Wait until ``text`` appears in output not yet matched; fail after ``timeout``."""
@@ -56,6 +77,12 @@ class Terminal:
             if remaining <= 0 or not self._read(remaining):
                 raise AssertionError(f"{text!r} did not appear; output so far:\n{self.output}")
         self._searched = found + len(text)
+
+    def read_more(self, timeout: float = 20.0) -> None:
+        """Wait for the child to print something more; fail after ``timeout``."""
+        if not self._read(timeout):
+            screen = "\n".join(self.screen())
+            raise AssertionError(f"nothing more was printed; the screen:\n{screen}")
 
     def type(self, keys: str) -> None:
         """Send keystrokes (``\\r`` is Enter, ``\\x03`` is Ctrl-C)."""
@@ -84,5 +111,6 @@ class Terminal:
             data = os.read(self._master, 65536)
         except OSError:  # the child closed the terminal
             return False
+        self._screen_stream.feed(data)
         self.output += _ESCAPE.sub("", data.decode("utf-8", errors="replace"))
         return bool(data)

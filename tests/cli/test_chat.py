@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Iterator
 
 import pytest
 
 from cli.openai_server import FakeOpenAIServer, fake_openai_server
-from cli.runner import Dsh
+from cli.runner import DSH_COMMAND, Dsh
 
 
 @pytest.fixture
@@ -119,3 +120,78 @@ def test_resuming_an_unknown_session_is_one_line_and_non_zero(
     assert notes.count("\n") == 1
     assert "no-such-session" in notes
     assert server.requests == []
+
+
+def test_a_failed_turn_prints_its_error_and_no_empty_reply(
+    dsh: Dsh, server: FakeOpenAIServer
+) -> None:
+    result = dsh.run(
+        *("chat", "--provider", "openai", "--model", "m", "--api-key-env", "FAKE_API_KEY"),
+        *("--base-url", server.base_url.replace("/v1", "/nowhere")),
+        input="hello\n",
+        env={"FAKE_API_KEY": "not-a-secret"},
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    (error,) = [line for line in result.stderr.splitlines() if line.startswith("dsh: turn")]
+    assert "404" in error
+
+
+def test_a_local_server_needs_no_api_key(dsh: Dsh, server: FakeOpenAIServer) -> None:
+    result = dsh.run(
+        *("chat", "--provider", "openai", "--model", "m", "--base-url", server.base_url),
+        *("--api-key-env", "NO_SUCH_KEY"),
+        input="hello\n",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "You said: hello\n"
+
+
+def test_the_hosted_api_still_needs_a_key(dsh: Dsh) -> None:
+    result = dsh.run(
+        *("chat", "--provider", "openai", "--model", "m", "--api-key-env", "NO_SUCH_KEY"),
+        *("--base-url", "https://api.openai.com/v1"),
+        input="hello\n",
+    )
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1
+    assert "NO_SUCH_KEY" in result.stderr
+
+
+def test_a_second_chat_on_a_session_in_use_refuses_in_one_line(
+    dsh: Dsh, server: FakeOpenAIServer
+) -> None:
+    _, notes, _ = chat(dsh, server, "first\n")
+    session_id = session_of(notes)
+    argv = [*DSH_COMMAND, "chat", "--provider", "openai", "--model", "m"]
+    argv += ["--base-url", server.base_url, "--session", session_id]
+    first = subprocess.Popen(
+        argv,
+        cwd=dsh.cwd,
+        env=dsh.env,
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert first.stderr is not None and first.stdin is not None
+        assert "resumed session" in first.stderr.readline()  # it holds the session now
+        second = dsh.run(
+            *("chat", "--provider", "openai", "--model", "m", "--base-url", server.base_url),
+            *("--session", session_id),
+            input="second\n",
+        )
+        assert second.returncode == 1
+        assert second.stdout == ""
+        assert second.stderr.count("\n") == 1, second.stderr
+        assert session_id in second.stderr
+        first.stdin.write("still mine\n")
+        first.stdin.close()
+        assert first.wait(timeout=60) == 0
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    contents = [message["content"] for message in server.requests[-1]["messages"]]
+    assert contents == ["first", "You said: first", "still mine"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 from cli.runner import Dsh, dsh_environment
@@ -42,3 +43,7 @@ def test_a_usage_error_exits_with_status_2(dsh: Dsh) -> None:
     result = dsh.run("sessions", "fork")
     assert result.returncode == 2
     assert "the following arguments are required: id" in result.stderr
+
+
+def test_version_names_the_installed_distribution(dsh: Dsh) -> None:
+    assert dsh.ok("--version") == f"dsh {version('dsh-sdk')} (dsh-sdk)\n"

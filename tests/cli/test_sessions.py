@@ -137,6 +137,38 @@ def test_show_marks_interrupted_answers_cancelled_turns_and_crash_repairs(dsh: D
     assert report["repairs"] == ["a crash had left a turn open; load closed it with 3 event(s)"]
 
 
+async def _store_a_multi_line_turn(database: Path) -> str:
+    """One completed turn: a three-line prompt, and a two-line answer whose usage
+    counts cached input."""
+    session = Session.create()
+    append = session.append
+    model = {"provider": "p", "model": "m"}
+    append("turn/start", {"turn": 1})
+    append("step/start", {"turn": 1, "step": 1})
+    prompt = "first line\nsecond line\nthird line"
+    append("user/message", create_user_message(content=prompt, source={"kind": "user"}))
+    append("request/header", {"header": {"config": model}, "reason": "initial"})
+    answer = create_assistant_message(content="an answer\nin two lines", source=model)
+    usage = {"inputTokens": 12, "outputTokens": 5, "cacheReadTokens": 30}
+    append("assistant/message", {"turn": 1, "step": 1, "message": answer, "usage": usage})
+    append("step/end", {"turn": 1, "step": 1})
+    append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    async with SqliteSessionStore(database) as store:
+        store.attach(session)
+        await store.flush(session)
+    return session.id
+
+
+def test_show_indents_multi_line_messages_and_counts_cached_input(dsh: Dsh) -> None:
+    session_id = asyncio.run(_store_a_multi_line_turn(dsh.cwd / "dsh.db"))
+    lines = dsh.ok("sessions", "show", session_id).splitlines()
+    start = lines.index("  first line")
+    assert lines[start : start + 3] == ["  first line", "  second line", "  third line"]
+    start = lines.index("  an answer")
+    assert lines[start : start + 2] == ["  an answer", "  in two lines"]
+    assert "  (tokens in 12 / cached in 30 / out 5)" in lines
+
+
 def test_verify_reports_a_repair_made_on_load(dsh: Dsh) -> None:
     session_id = asyncio.run(_store_a_crashed_session(dsh.cwd / "dsh.db"))
     output = dsh.ok("sessions", "verify", session_id)
@@ -243,6 +275,33 @@ def test_export_to_a_file(demo: DemoRun, tmp_path: Path) -> None:
 def test_an_unknown_session_id_is_one_line_and_non_zero(demo: DemoRun, action: str) -> None:
     result = Dsh(demo.directory).run("sessions", action, "no-such-session")
     _one_line_error(result, "no-such-session")
+
+
+async def _store_sessions(database: Path, *ids: str) -> None:
+    async with SqliteSessionStore(database) as store:
+        for session_id in ids:
+            session = Session.create(session_id)
+            session.append("turn/start", {"turn": 1})
+            session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+            store.attach(session)
+            await store.flush(session)
+
+
+@pytest.mark.parametrize("action", ["show", "verify", "fork", "export"])
+def test_a_unique_id_prefix_names_the_session(dsh: Dsh, action: str) -> None:
+    asyncio.run(_store_sessions(dsh.cwd / "dsh.db", "abc-1111", "abd-2222", "abd-3333"))
+    result = dsh.run("sessions", action, "abc")
+    assert result.returncode == 0, result.stderr
+    assert "abc-1111" in result.stdout + result.stderr
+
+
+def test_an_ambiguous_or_unknown_prefix_is_one_line(dsh: Dsh) -> None:
+    asyncio.run(_store_sessions(dsh.cwd / "dsh.db", "abc-1111", "abd-2222", "abd-3333"))
+    ambiguous = dsh.run("sessions", "show", "abd")
+    _one_line_error(ambiguous, "'abd' is the start of 2 session ids", "abd-2222", "abd-3333")
+    _one_line_error(dsh.run("sessions", "show", "x"), "no session", "'x'")
+    _one_line_error(dsh.run("sessions", "show", ""), "no session")
+    assert json.loads(dsh.ok("sessions", "show", "abd-2222", "--json"))[0]["type"] == "turn/start"
 
 
 def test_a_bad_store_url_is_one_line_and_non_zero(dsh: Dsh) -> None:

@@ -10,13 +10,16 @@ from pydantic import ValidationError
 from dsh_llm import (
     AssistantMessage,
     FrozenDict,
+    InputError,
     ModelSource,
     SystemMessage,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
     ToolResultMessage,
+    UnknownSource,
     UserMessage,
+    UserSourceDict,
     create_assistant_message,
     create_message,
     create_system_message,
@@ -212,3 +215,28 @@ def test_messages_are_hashable_and_compare_by_value() -> None:
     assert hash(first) == hash(second)
     assert len({first, second}) == 1
     assert first.content[0] == ToolCallBlock(id="c1", name="f", arguments="{}")
+
+
+# --- typos are refused, naming what is wrong ----------------------------------------------
+
+
+def test_a_misspelled_source_kind_is_refused_at_creation() -> None:
+    with pytest.raises(InputError, match="unknown source kind 'usr'") as raised:
+        create_user_message(content="hi", source={"kind": "usr"})
+    assert raised.value.field == "source.kind"
+    with pytest.raises(InputError, match="freeze_message"):
+        create_message(role="user", content="hi", source={"kind": "future-x"})
+
+
+def test_an_unknown_kind_is_created_from_an_explicit_model_or_imported() -> None:
+    created = create_user_message(content="hi", source=UnknownSource(kind="future-x"))
+    assert created.source.kind == "future-x"
+    wire = {"id": "m-1", "role": "user", "content": [], "source": {"kind": "future-x"}}
+    assert freeze_message(wire).source.kind == "future-x"
+
+
+def test_a_typed_source_mapping_keeps_its_extra_fields_when_plain() -> None:
+    typed: UserSourceDict = {"kind": "user"}
+    assert create_user_message(content="hi", source=typed).source.kind == "user"
+    extra = create_user_message(content="hi", source={"kind": "user", "rpcId": 3})
+    assert extra.source.model_extra == {"rpcId": 3}

@@ -15,6 +15,7 @@ from dsh_llm import (
     ErrorFinish,
     FinishChunk,
     GenerateRequest,
+    InputError,
     LlmFailure,
     MaxTokensFinish,
     ModelAdapter,
@@ -217,3 +218,11 @@ async def test_delay_lets_a_consumer_cancel_mid_stream() -> None:
 
     assert 1 <= len(received) < 5
     assert not any(isinstance(chunk, FinishChunk) for chunk in received)
+
+
+def test_a_misspelled_tool_call_key_is_refused_naming_it() -> None:
+    with pytest.raises(InputError, match="unknown key 'nme'") as raised:
+        reply(tool_calls=[{"name": "f"}, {"nme": "g"}])
+    assert raised.value.field == "tool_calls[1].nme"
+    with pytest.raises(InputError, match="needs a non-empty 'name'"):
+        reply(tool_calls=[{"arguments": {}}])

@@ -72,6 +72,14 @@ def test_fork_refuses_a_boundary_that_is_not_an_event() -> None:
             parent.fork(boundary)
 
 
+def test_fork_at_the_next_seq_says_that_fork_keeps_the_whole_log() -> None:
+    parent = Session.create()
+    tool_turn(parent)
+    with pytest.raises(SessionValidationError, match=r"next event: fork\(\) keeps the whole"):
+        parent.fork(parent.seq)
+    assert parent.fork(parent.seq - 1).header.seed_length == parent.fork().header.seed_length
+
+
 def test_fork_of_a_session_with_a_turn_still_open_refuses_the_default_boundary() -> None:
     parent = Session.create()
     start_turn(parent)
