@@ -178,6 +178,7 @@ class Inbox:
             raise InboxError(
                 f"message {duplicate!r} is already pending in the inbox", message_id=duplicate
             )
+        self._refuse_delivered(inserted)
         self._session.append(
             "agent/inbox/spliced",
             InboxSplicedData(
@@ -216,6 +217,20 @@ class Inbox:
                 return message.id
             pending.add(message.id)
         return None
+
+    def _refuse_delivered(self, inserted: tuple[UserMessage, ...]) -> None:
+        """One id appears once in derived history: a message already delivered cannot
+        be sent again (a retry or regenerate needs a new message, or a replace)."""
+        for message in inserted:
+            seq = self._session.surface_seq_of(message.id)
+            if seq is not None:
+                raise InboxError(
+                    f"message {message.id!r} is already in the history of session "
+                    f"{self._session.id!r} (event {seq}); create a new message "
+                    "(create_user_message) to send the same text again",
+                    message_id=message.id,
+                    seq=seq,
+                )
 
     def _replay(self) -> None:
         first = self._session.header.seed_length or 0

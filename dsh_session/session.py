@@ -155,6 +155,12 @@ class Session:
         in the events. Only events appended since the last call are projected."""
         return self._state.surface.messages()
 
+    def surface_seq_of(self, message_id: str) -> int | None:
+        """The seq of the surface event holding ``message_id`` in derived history, or
+        ``None``: a message id is on the surface at most once, so a caller can refuse
+        to send it again before writing anything."""
+        return self._state.surface.seq_of(message_id)
+
     # --- appending --------------------------------------------------------------------
 
     def append(

@@ -54,6 +54,7 @@ class Surface:
         "_derived_generation",
         "_events",
         "_generation",
+        "_ids",
         "_messages",
         "_nodes",
         "_projected",
@@ -63,11 +64,17 @@ class Surface:
     def __init__(self, events: Sequence[SessionEvent]) -> None:
         self._events = events  # the log, indexed by seq; the owner appends to it
         self._nodes: list[int] = []
+        self._ids: dict[str, int] = {}
+        """Message id -> seq of the surface node holding it: one id is on the surface once."""
         self._generation = 0
         self._messages: list[Message] = []
         self._derived_generation = 0
         self._projected = 0
         self._view: MessageView = MessageView(self._messages, 0)
+
+    def seq_of(self, message_id: str) -> int | None:
+        """The seq of the surface node holding ``message_id``, if it is on the surface."""
+        return self._ids.get(message_id)
 
     # --- validation -------------------------------------------------------------------
 
@@ -77,6 +84,7 @@ class Surface:
         _check_sources(event)
         op = event.surface_op
         if not isinstance(op, Replace):
+            self._check_id_is_new(event, shadowed=())
             return None
         span = self._span(event, op)
         shadowed = self._nodes[span[0] : span[1] + 1]
@@ -94,7 +102,24 @@ class Surface:
         else:
             self._check_identity(event, shadowed)
             self._check_pairing(event, span)
+        self._check_id_is_new(event, shadowed=shadowed)
         return span
+
+    def _check_id_is_new(self, event: SessionEvent, *, shadowed: Sequence[int]) -> None:
+        """Derived history never holds one ``MessageId`` twice: a surface event's message
+        id may only be one that the event itself shadows (a representation change)."""
+        message = message_of(event)
+        holder = None if message is None else self._ids.get(message.id)
+        if holder is None or holder in shadowed:
+            return
+        assert message is not None
+        raise SessionValidationError(
+            f"event {event.seq} puts message {message.id!r} on the surface, but event "
+            f"{holder} already holds it there; one id appears once in derived history "
+            "(send a new message, or replace that one)",
+            seq=event.seq,
+            field="data.id" if isinstance(event, UserMessageEvent) else "data.message.id",
+        )
 
     def _span(self, event: SessionEvent, op: Replace) -> Span:
         positions = []
@@ -218,8 +243,15 @@ class Surface:
         if span is None:
             self._nodes.append(event.seq)
         else:
+            for seq in self._nodes[span[0] : span[1] + 1]:
+                shadowed = message_of(self._events[seq])
+                if shadowed is not None:
+                    del self._ids[shadowed.id]
             self._nodes[span[0] : span[1] + 1] = [event.seq]
             self._generation += 1
+        message = message_of(event)
+        if message is not None:
+            self._ids[message.id] = event.seq
 
     def messages(self) -> MessageView:
         """The derived history: projected surface nodes, as an immutable view. Only

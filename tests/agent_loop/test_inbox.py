@@ -33,18 +33,23 @@ async def test_a_duplicate_pending_id_is_refused_without_writing_or_waking(
     assert agent.inbox.next_turn == () and agent.inbox.next_step == (message,)
 
 
-async def test_an_id_already_claimed_may_be_sent_again(make_agent: AgentFactory) -> None:
+async def test_an_id_already_in_history_is_refused_and_writes_nothing(
+    make_agent: AgentFactory,
+) -> None:
     agent = make_agent(ScriptedAdapter(["first", "second"]))
     message = fixed("m1", "again")
-
     agent.followup(message)
     await agent.when_idle()
-    agent.followup(message)
-    await agent.when_idle()
+    seq = agent.session.seq
 
-    entered = [e.data for e in agent.session.events if e.type == "user/message"]
-    assert entered == [message, message]
-    assert agent.session.last_turn == 2
+    for send in (agent.followup, agent.steer):
+        with pytest.raises(InboxError, match="already in the history") as refused:
+            send(message)
+        assert (refused.value.message_id, agent.session.seq) == ("m1", seq)
+
+    ids = [str(m.id) for m in agent.session.derive_messages()]
+    assert ids.count("m1") == 1
+    assert agent.inbox.next_turn == () and agent.inbox.next_step == ()
 
 
 async def test_two_followups_run_as_two_turns_without_going_idle_between(
