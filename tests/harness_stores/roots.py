@@ -7,28 +7,27 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from harness_format.fixtures import JSONL_FORMS, SCENARIOS, TS_LOGS, expected_session
+
 from dsh_session.harness_format import read_log, session_header
 from dsh_session.session import Session
 from dsh_session.stores._codec import dump_event, dump_header
 
-TS_LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "ts-logs"
-SCENARIOS = (
-    "plain-text",
-    "reasoning-replay",
-    "two-tools",
-    "steer-streaming",
-    "cancel-stream",
-    "compaction",
-)
-JSONL_FORMS = ("jsonl-zstd", "jsonl-plain", "jsonl-unpacked")
+__all__ = [
+    "CRASH_FORMS",
+    "JSONL_FORMS",
+    "SCENARIOS",
+    "TS_LOGS",
+    "artifact",
+    "copy_root",
+    "expected_session",
+    "harness_header",
+    "tree",
+    "wire_events",
+    "wire_header",
+]
+
 CRASH_FORMS = ("crash/jsonl-zstd", "crash/jsonl-plain", "crash/jsonl-unpacked")
-
-
-def expected_session(scenario: str) -> dict[str, Any]:
-    """``header`` and ``events`` as the harness held them after load."""
-    document = json.loads((TS_LOGS / "expected" / f"{scenario}.json").read_text())
-    [session] = document["sessions"]
-    return dict(session)
 
 
 def copy_root(form: str, destination: Path) -> Path:
