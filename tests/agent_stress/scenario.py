@@ -67,6 +67,7 @@ class Run:
     landed: str | None = field(init=False, default=None)
     """The phase the cancel landed in (``None``: it never fired)."""
     _armed: bool = field(init=False, default=True)
+    _timer: asyncio.TimerHandle | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -183,7 +184,7 @@ class Run:
         is itself appending to the log)."""
         if self._armed:
             self._armed = False
-            asyncio.get_running_loop().call_later(delay, self._cancel)
+            self._timer = asyncio.get_running_loop().call_later(delay, self._cancel)
 
     def _cancel(self) -> None:
         self.landed = self.phase if self.agent.status == "running" else "idle"
@@ -210,4 +211,10 @@ class Run:
                 deliver(self._prompt())
             await self.agent.when_idle()
         finally:
+            # A cancel still pending once the agent is idle must not fire later: it would
+            # wake a new turn after play() returned (wait_for resumes its caller one loop
+            # iteration after play ends, so the gap is real) and the log would be checked
+            # with that turn open.
+            if self._timer is not None:
+                self._timer.cancel()
             unsubscribe()
