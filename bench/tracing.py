@@ -9,6 +9,7 @@ exported as it ends, the most expensive SDK set-up), with and without message co
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from _harness import Case, Options, compare
 from agent import TURNS_PER_CALL, Turn, _batch, _dsh_agent, _dsh_turn
@@ -45,9 +46,14 @@ def run(options: Options) -> list[Case]:
             "dsh, traced with content": _batch(loop, _traced_turn(provider, include_content=True)),
         }
 
-        cleared = {
-            name: (lambda call=call: (call(), exporter.clear())) for name, call in subjects.items()
-        }
+        def cleared_after(call: Callable[[], None]) -> Callable[[], None]:
+            def play() -> None:
+                call()
+                exporter.clear()
+
+            return play
+
+        cleared = {name: cleared_after(call) for name, call in subjects.items()}
         values = compare(
             cleared,
             number=5,

@@ -58,8 +58,12 @@ def _prompt(text: str) -> Any:
     return create_user_message(content=text, source={"kind": "user"})
 
 
+def _attrs(span: ReadableSpan) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
 def _by_operation(spans: tuple[ReadableSpan, ...], operation: str) -> list[ReadableSpan]:
-    found = [s for s in spans if (s.attributes or {}).get("gen_ai.operation.name") == operation]
+    found = [s for s in spans if _attrs(s).get("gen_ai.operation.name") == operation]
     return sorted(found, key=lambda s: s.start_time or 0)
 
 
@@ -95,7 +99,7 @@ async def test_a_tool_using_turn_gives_a_span_tree_whose_ids_and_seqs_match_the_
     assert all(c.kind is SpanKind.CLIENT for c in chats)
 
     # The turn links to its first and last events and names the prompt that entered.
-    t = turn.attributes or {}
+    t = _attrs(turn)
     assert t["dsh.session.id"] == session.id == t["gen_ai.conversation.id"]
     assert events[t["dsh.event.seq"]].type == "turn/start"
     assert events[t["dsh.event.end_seq"]].type == "turn/end"
@@ -108,7 +112,7 @@ async def test_a_tool_using_turn_gives_a_span_tree_whose_ids_and_seqs_match_the_
     answers = [e for e in events if isinstance(e, AssistantMessageEvent)]
     assert len(rebuilt) == 2 and len(answers) == 2
     for chat, request, answer in zip(chats, rebuilt, answers, strict=True):
-        a = chat.attributes or {}
+        a = _attrs(chat)
         assert tuple(a["dsh.request.message_ids"]) == tuple(m.id for m in request.messages)
         assert a["dsh.response.message_id"] == answer.data.message.id
         assert a["dsh.event.end_seq"] == answer.seq
@@ -116,14 +120,15 @@ async def test_a_tool_using_turn_gives_a_span_tree_whose_ids_and_seqs_match_the_
         assert a["gen_ai.provider.name"] == "scripted"
         assert a["gen_ai.request.model"] == "scripted-1"
         assert a["gen_ai.request.max_tokens"] == 256
-        assert a["gen_ai.usage.input_tokens"] == answer.data.usage.input_tokens  # type: ignore[union-attr]
+        assert answer.data.usage is not None
+        assert a["gen_ai.usage.input_tokens"] == answer.data.usage.input_tokens
         assert "gen_ai.input.messages" not in a  # content only on opt-in
-    assert tuple((chats[0].attributes or {})["gen_ai.response.finish_reasons"]) == ("tool-calls",)
-    assert tuple((chats[1].attributes or {})["gen_ai.response.finish_reasons"]) == ("stop",)
+    assert tuple(_attrs(chats[0])["gen_ai.response.finish_reasons"]) == ("tool-calls",)
+    assert tuple(_attrs(chats[1])["gen_ai.response.finish_reasons"]) == ("stop",)
 
     # The tool span names the call and the result message committed for it.
     (result,) = [e for e in events if isinstance(e, ToolResultEvent)]
-    s = tool_span.attributes or {}
+    s = _attrs(tool_span)
     call_id = result.data.message.source.call_id
     assert tool_span.name == "execute_tool weather"
     assert s["gen_ai.tool.call.id"] == call_id
@@ -148,9 +153,9 @@ async def test_a_failed_model_call_marks_its_chat_and_turn_spans_as_errors(
     (chat,) = _by_operation(spans, "chat")
     for span in (turn, chat):
         assert span.status.status_code is StatusCode.ERROR
-        assert (span.attributes or {})["error.type"] == "INVALID_CREDENTIAL"
-    assert (turn.attributes or {})["dsh.turn.end_reason"] == "error"
-    assert "dsh.response.message_id" not in (chat.attributes or {})
+        assert _attrs(span)["error.type"] == "INVALID_CREDENTIAL"
+    assert _attrs(turn)["dsh.turn.end_reason"] == "error"
+    assert "dsh.response.message_id" not in _attrs(chat)
 
 
 async def test_content_is_recorded_only_when_asked_for(exporter: InMemorySpanExporter) -> None:
@@ -167,13 +172,13 @@ async def test_content_is_recorded_only_when_asked_for(exporter: InMemorySpanExp
     await agent.aclose()
 
     spans = exporter.get_finished_spans()
-    first_chat = _by_operation(spans, "chat")[0].attributes or {}
+    first_chat = _attrs(_by_operation(spans, "chat")[0])
     assert "Weather in Rome?" in first_chat["gen_ai.input.messages"]
     assert first_chat["gen_ai.system_instructions"] == "Be brief."
     assert "Rome" in first_chat["gen_ai.output.messages"]
     (tool_span,) = _by_operation(spans, "execute_tool")
-    assert "Rome" in (tool_span.attributes or {})["gen_ai.tool.call.arguments"]
-    assert "sunny in Rome" in (tool_span.attributes or {})["gen_ai.tool.call.result"]
+    assert "Rome" in _attrs(tool_span)["gen_ai.tool.call.arguments"]
+    assert "sunny in Rome" in _attrs(tool_span)["gen_ai.tool.call.result"]
 
 
 async def test_closing_the_tracing_stops_new_spans_and_ends_open_ones(
