@@ -1,0 +1,26 @@
+"""MCP tool servers as dsh tools (extra ``dsh-sdk[mcp]``): :class:`McpToolset`.
+
+Built on the official ``mcp`` package; stdio servers are given as
+``mcp.StdioServerParameters``, Streamable HTTP servers as their URL.
+"""
+
+from __future__ import annotations
+
+try:
+    import mcp as _mcp  # noqa: F401
+except ImportError as missing:  # pragma: no cover - exercised only without the extra
+    raise ImportError("dsh_agent.mcp needs the MCP SDK: pip install 'dsh-sdk[mcp]'") from missing
+
+from mcp import StdioServerParameters
+
+from dsh_agent.mcp.connection import McpConnectionLost, McpTarget
+from dsh_agent.mcp.results import STRUCTURED_META_KEY
+from dsh_agent.mcp.toolset import McpToolset
+
+__all__ = [
+    "STRUCTURED_META_KEY",
+    "McpConnectionLost",
+    "McpTarget",
+    "McpToolset",
+    "StdioServerParameters",
+]
