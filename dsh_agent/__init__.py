@@ -4,11 +4,18 @@ reconstruction check."""
 
 from dsh_agent.agent import Agent
 from dsh_agent.cancellation import CancelCauseInput
-from dsh_agent.errors import AgentClosedError, AgentError, InboxError, SessionInUseError
+from dsh_agent.errors import (
+    AgentClosedError,
+    AgentError,
+    InboxError,
+    SessionInUseError,
+    StreamOverflowError,
+)
 from dsh_agent.inbox import Inbox
 from dsh_agent.loop import AgentLoop
 from dsh_agent.notifications import (
     AgentStatus,
+    AssistantStreamStarted,
     InboxClaimed,
     InboxDiscarded,
     InboxInserted,
@@ -29,6 +36,7 @@ from dsh_agent.requests import (
     reconstruct_requests,
 )
 from dsh_agent.run import RunResult, run
+from dsh_agent.streaming.stream import UpdateStream, run_stream
 from dsh_agent.tools import (
     Tool,
     ToolArgumentsError,
@@ -47,6 +55,7 @@ __all__ = [
     "AgentError",
     "AgentLoop",
     "AgentStatus",
+    "AssistantStreamStarted",
     "CallNext",
     "CancelCauseInput",
     "Enter",
@@ -68,6 +77,7 @@ __all__ = [
     "RunResult",
     "SessionInUseError",
     "StatusChanged",
+    "StreamOverflowError",
     "Tool",
     "ToolArgumentsError",
     "ToolCallOutcome",
@@ -75,6 +85,7 @@ __all__ = [
     "ToolHandler",
     "ToolOutput",
     "ToolReturn",
+    "UpdateStream",
     "build_request",
     "diff_requests",
     "execute_tool_call",
@@ -82,5 +93,6 @@ __all__ = [
     "reconstruct_request",
     "reconstruct_requests",
     "run",
+    "run_stream",
     "tool",
 ]
