@@ -2,6 +2,7 @@
 ``run_stream``), the AG-UI adapter, and ``run_sync`` / ``SyncAgent``."""
 
 from dsh_agent.streaming.stream import DEFAULT_MAX_PENDING, UpdateStream, run_stream
+from dsh_agent.streaming.sync import AgentFactory, SyncAgent, run_sync
 from dsh_agent.streaming.updates import (
     AgentUpdate,
     AssistantCommitted,
@@ -22,6 +23,7 @@ from dsh_agent.streaming.updates import (
 
 __all__ = [
     "DEFAULT_MAX_PENDING",
+    "AgentFactory",
     "AgentUpdate",
     "AssistantCommitted",
     "AssistantFailed",
@@ -31,6 +33,7 @@ __all__ = [
     "MessageQueued",
     "ReasoningDelta",
     "StatusUpdate",
+    "SyncAgent",
     "TextDelta",
     "ToolCallCommitted",
     "ToolResultCommitted",
@@ -39,4 +42,5 @@ __all__ = [
     "UpdateStream",
     "UserMessageEntered",
     "run_stream",
+    "run_sync",
 ]
