@@ -19,7 +19,7 @@ import httpx
 from dsh_agent import Agent, AgentLoop, tool
 from dsh_agent.streaming.ag_ui import SSE_MEDIA_TYPE, ag_ui_sse
 from dsh_llm import UserMessage, freeze_message
-from dsh_llm.testing import ScriptedAdapter, reply
+from dsh_llm.testing import Response, ScriptedAdapter, reply
 from dsh_session import Session
 from dsh_session.stores import SqliteSessionStore
 
@@ -73,7 +73,7 @@ async def weather(city: str) -> str:
 
 
 async def main() -> None:
-    script = [
+    script: list[Response] = [
         reply(
             text="Let me check.", tool_calls=[{"name": "weather", "arguments": {"city": "Oslo"}}]
         ),
