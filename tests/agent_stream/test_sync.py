@@ -9,11 +9,11 @@ import threading
 
 import pytest
 
-from dsh_agent import AgentError, AgentLoop
+from dsh_agent import AgentError, AgentLoop, tool
 from dsh_agent.streaming import TextDelta, TurnEnded
 from dsh_agent.streaming.sync import SyncAgent, run_sync
 from dsh_llm import create_user_message
-from dsh_llm.testing import ScriptedAdapter
+from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session
 
 
@@ -108,3 +108,31 @@ def test_leaving_a_sync_stream_early_stops_observing() -> None:
         assert chat.agent.session._observers == {}
         again = chat.run(create_user_message(content="2", source={"kind": "user"}))
         assert again.final_response == "another"
+
+
+def test_a_tool_that_calls_its_own_sync_agent_gets_an_error_not_a_deadlock() -> None:
+    holder: list[SyncAgent] = []
+
+    @tool
+    async def recurse() -> str:
+        """Calls the chat it runs in."""
+        holder[0].run(create_user_message(content="inner", source={"kind": "user"}))
+        return "unreachable"
+
+    def factory() -> AgentLoop:
+        calls = reply(tool_calls=[{"name": "recurse", "arguments": {}}])
+        return AgentLoop(
+            session=Session.create(),
+            adapter=ScriptedAdapter([calls, "done"]),
+            provider="test",
+            model="scripted",
+            tools=[recurse],
+        )
+
+    with SyncAgent(factory) as chat:
+        holder.append(chat)
+        result = chat.run(create_user_message(content="go", source={"kind": "user"}))
+    outcome = next(e for e in result.events if e.type == "tool/result")
+    assert outcome.data.message.content[0].is_error
+    assert "own loop" in str(outcome.data.message.content[0].content)
+    assert result.final_response == "done"

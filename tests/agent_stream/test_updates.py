@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -25,7 +27,8 @@ from dsh_agent.streaming import (
     UserMessageEntered,
     run_stream,
 )
-from dsh_llm import LlmFailure, create_user_message
+from dsh_agent.streaming.ag_ui import ag_ui_events
+from dsh_llm import LlmFailure, StreamChunk, TextBlock, TextDeltaChunk, create_user_message
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session
 
@@ -225,4 +228,33 @@ async def test_a_refused_send_raises_at_once_and_observes_nothing() -> None:
     assert agent._observers == []
     with pytest.raises(TypeError, match="UserMessage, not text"):
         agent.stream("hi")  # type: ignore[arg-type]
+    await agent.aclose()
+
+
+class _HangingModel:
+    """Streams two text deltas, then waits until the turn is cancelled."""
+
+    async def stream(self, request: object) -> AsyncIterator[StreamChunk]:
+        yield TextDeltaChunk(index=0, text="partial ")
+        yield TextDeltaChunk(index=0, text="answer")
+        await asyncio.Event().wait()
+
+
+async def test_a_cancelled_stream_commits_the_prefix_under_the_streamed_id() -> None:
+    agent = AgentLoop(session=Session.create(), adapter=_HangingModel(), provider="test", model="m")
+    question = create_user_message(content="hi", source={"kind": "user"})
+    updates: list[AgentUpdate] = []
+    async for update in agent.stream(question):
+        updates.append(update)
+        if isinstance(update, TextDelta) and update.text.endswith("answer"):
+            agent.cancel()
+
+    started = next(u for u in updates if isinstance(u, AssistantStarted))
+    committed = next(u for u in updates if isinstance(u, AssistantCommitted))
+    assert committed.interrupted and committed.message_id == started.message_id
+    assert committed.message.content == (TextBlock(text="partial answer"),)
+    end = next(u for u in updates if isinstance(u, TurnEnded))
+    assert end.kind == "aborted"
+    events = list(ag_ui_events(updates, thread_id=agent.id, run_id=question.id))
+    assert events[-1]["outcome"] == {"type": "cancelled"}
     await agent.aclose()
