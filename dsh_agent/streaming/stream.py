@@ -53,6 +53,7 @@ from dsh_agent.streaming.updates import (
     TurnStarted,
     UserMessageEntered,
 )
+from dsh_llm.content import ToolCallBlock
 from dsh_llm.ids import MessageId
 from dsh_llm.messages import UserMessage
 from dsh_llm.stream import (
@@ -75,6 +76,7 @@ from dsh_session.events import (
 
 if TYPE_CHECKING:
     from dsh_agent.agent import Agent
+    from dsh_session.session import Session
 
 DEFAULT_MAX_PENDING = 10_000
 """Updates a stream holds for a lagging consumer (after merging deltas) before it
@@ -148,9 +150,7 @@ class _Buffer:
             )
         if isinstance(event, ToolCallEvent):
             call = event.data
-            parent = self._answering
-            if parent is None:
-                raise LookupError(f"tool/call at seq {event.seq} follows no assistant message")
+            parent = self._answering or _message_calling(session, call.call_id, event.seq)
             return ToolCallCommitted(
                 parent, call.call_id, call.name, call.arguments, call.turn, call.step, event.seq
             )
@@ -212,6 +212,20 @@ class _Buffer:
         self.failure = error
         self.stop_observing()
         self.wakeup.set()
+
+
+def _message_calling(session: Session, call_id: str, seq: int) -> MessageId:
+    """The assistant message that asked for ``call_id`` (committed before the stream
+    subscribed, when it joined a running turn)."""
+    events = session.events
+    for earlier in range(seq - 1, -1, -1):
+        event = events[earlier]
+        if isinstance(event, AssistantMessageEvent) and any(
+            isinstance(block, ToolCallBlock) and block.id == call_id
+            for block in event.data.message.content
+        ):
+            return event.data.message.id
+    raise LookupError(f"tool/call {call_id!r} at seq {seq} follows no assistant message")
 
 
 def _merge(last: AgentUpdate | None, update: AgentUpdate) -> AgentUpdate | None:

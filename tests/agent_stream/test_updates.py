@@ -258,3 +258,41 @@ async def test_a_cancelled_stream_commits_the_prefix_under_the_streamed_id() -> 
     events = list(ag_ui_events(updates, thread_id=agent.id, run_id=question.id))
     assert events[-1]["outcome"] == {"type": "cancelled"}
     await agent.aclose()
+
+
+async def test_a_stream_joining_a_running_turn_names_each_calls_parent() -> None:
+    release = asyncio.Event()
+
+    @tool
+    async def slow(n: int) -> str:
+        """Waits for the test on its first call."""
+        if n == 1:
+            await release.wait()
+        return str(n)
+
+    calls = reply(
+        tool_calls=[
+            {"id": "c1", "name": "slow", "arguments": {"n": 1}},
+            {"id": "c2", "name": "slow", "arguments": {"n": 2}},
+        ]
+    )
+    agent = AgentLoop(
+        session=Session.create(),
+        adapter=ScriptedAdapter([calls, "first done", "second done"]),
+        provider="test",
+        model="m",
+        tools=[slow],
+    )
+    agent.followup(create_user_message(content="one", source={"kind": "user"}))
+    while not any(e.type == "tool/call" for e in agent.session.events):
+        await asyncio.sleep(0)
+    parent = next(e for e in agent.session.events if e.type == "assistant/message")
+
+    stream = agent.stream(create_user_message(content="two", source={"kind": "user"}))
+    release.set()
+    updates = [u async for u in stream]
+
+    joined = [u for u in updates if isinstance(u, ToolCallCommitted)]
+    assert [(u.call_id, u.message_id) for u in joined] == [("c2", parent.data.message.id)]
+    assert [u.kind for u in updates if isinstance(u, TurnEnded)] == ["completed", "completed"]
+    await agent.aclose()
