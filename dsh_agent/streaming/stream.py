@@ -92,7 +92,7 @@ class _Buffer:
         self.agent = agent
         self.max_pending = max_pending
         self.merge_deltas = merge_deltas
-        self.pending: deque[AgentUpdate] = deque()
+        self.pending: deque[AgentUpdate | _GrowingDelta] = deque()
         self.wakeup = asyncio.Event()
         self.idle_seen = False
         self.failure: BaseException | None = None
@@ -187,9 +187,8 @@ class _Buffer:
         if self.failure is not None:
             return
         last = self.pending[-1] if self.pending else None
-        merged = _merge(last, update) if self.merge_deltas else None
-        if merged is not None:
-            self.pending[-1] = merged
+        if isinstance(last, _GrowingDelta) and last.grows(update):
+            last.add(update)
         elif len(self.pending) >= self.max_pending:
             session = self.agent.session
             resume = session.seq if seq is None else seq
@@ -204,6 +203,8 @@ class _Buffer:
                 )
             )
             return
+        elif self.merge_deltas and isinstance(update, TextDelta | ReasoningDelta):
+            self.pending.append(_GrowingDelta(update))
         else:
             self.pending.append(update)
         self.wakeup.set()
@@ -228,16 +229,34 @@ def _message_calling(session: Session, call_id: str, seq: int) -> MessageId:
     raise LookupError(f"tool/call {call_id!r} at seq {seq} follows no assistant message")
 
 
-def _merge(last: AgentUpdate | None, update: AgentUpdate) -> AgentUpdate | None:
-    """``last`` and ``update`` as one delta, when both grow the same block."""
-    if (
-        isinstance(update, TextDelta | ReasoningDelta)
-        and isinstance(last, TextDelta | ReasoningDelta)
-        and type(last) is type(update)
-        and (last.message_id, last.index) == (update.message_id, update.index)
-    ):
-        return replace(update, text=last.text + update.text)
-    return None
+class _GrowingDelta:
+    """A buffered delta that later deltas of the same block extend while the consumer
+    lags; the parts are joined once, when the consumer takes it."""
+
+    __slots__ = ("_first", "_parts", "_seq")
+
+    def __init__(self, first: TextDelta | ReasoningDelta) -> None:
+        self._first = first
+        self._parts = [first.text]
+        self._seq = first.seq
+
+    def grows(self, update: AgentUpdate) -> bool:
+        first = self._first
+        return (
+            type(update) is type(first)
+            and isinstance(update, TextDelta | ReasoningDelta)
+            and (update.message_id, update.index) == (first.message_id, first.index)
+        )
+
+    def add(self, update: AgentUpdate) -> None:
+        assert isinstance(update, TextDelta | ReasoningDelta)
+        self._parts.append(update.text)
+        self._seq = update.seq
+
+    def build(self) -> TextDelta | ReasoningDelta:
+        if len(self._parts) == 1:
+            return self._first
+        return replace(self._first, text="".join(self._parts), seq=self._seq)
 
 
 class UpdateStream:
@@ -255,7 +274,8 @@ class UpdateStream:
         buffer = self._buffer
         while not self._closed:
             if buffer.pending:
-                return buffer.pending.popleft()
+                item = buffer.pending.popleft()
+                return item.build() if isinstance(item, _GrowingDelta) else item
             if buffer.failure is not None:
                 failure, buffer.failure = buffer.failure, None
                 self._close()
