@@ -4,11 +4,18 @@ reconstruction check."""
 
 from dsh_agent.agent import Agent
 from dsh_agent.cancellation import CancelCauseInput
-from dsh_agent.errors import AgentClosedError, AgentError, InboxError, SessionInUseError
+from dsh_agent.errors import (
+    AgentClosedError,
+    AgentError,
+    InboxError,
+    SessionInUseError,
+    StreamOverflowError,
+)
 from dsh_agent.inbox import Inbox
 from dsh_agent.loop import AgentLoop
 from dsh_agent.notifications import (
     AgentStatus,
+    AssistantStreamStarted,
     InboxClaimed,
     InboxDiscarded,
     InboxInserted,
@@ -29,6 +36,25 @@ from dsh_agent.requests import (
     reconstruct_requests,
 )
 from dsh_agent.run import RunResult, run
+from dsh_agent.streaming.stream import UpdateStream, run_stream
+from dsh_agent.streaming.sync import SyncAgent, run_sync
+from dsh_agent.streaming.updates import (
+    AgentUpdate,
+    AssistantCommitted,
+    AssistantFailed,
+    AssistantStarted,
+    MessageClaimed,
+    MessageDiscarded,
+    MessageQueued,
+    ReasoningDelta,
+    StatusUpdate,
+    TextDelta,
+    ToolCallCommitted,
+    ToolResultCommitted,
+    TurnEnded,
+    TurnStarted,
+    UserMessageEntered,
+)
 from dsh_agent.tools import (
     Tool,
     ToolArgumentsError,
@@ -47,6 +73,11 @@ __all__ = [
     "AgentError",
     "AgentLoop",
     "AgentStatus",
+    "AgentUpdate",
+    "AssistantCommitted",
+    "AssistantFailed",
+    "AssistantStarted",
+    "AssistantStreamStarted",
     "CallNext",
     "CancelCauseInput",
     "Enter",
@@ -56,25 +87,39 @@ __all__ = [
     "InboxError",
     "InboxInserted",
     "InboxTarget",
+    "MessageClaimed",
+    "MessageDiscarded",
+    "MessageQueued",
     "ModelAttempt",
     "Notification",
     "NotificationObserver",
     "PreStep",
     "PreStepDecision",
     "PreStepHandler",
+    "ReasoningDelta",
     "Reject",
     "RequestMismatch",
     "RequestReconstructionError",
     "RunResult",
     "SessionInUseError",
     "StatusChanged",
+    "StatusUpdate",
+    "StreamOverflowError",
+    "SyncAgent",
+    "TextDelta",
     "Tool",
     "ToolArgumentsError",
+    "ToolCallCommitted",
     "ToolCallOutcome",
     "ToolContext",
     "ToolHandler",
     "ToolOutput",
+    "ToolResultCommitted",
     "ToolReturn",
+    "TurnEnded",
+    "TurnStarted",
+    "UpdateStream",
+    "UserMessageEntered",
     "build_request",
     "diff_requests",
     "execute_tool_call",
@@ -82,5 +127,7 @@ __all__ = [
     "reconstruct_request",
     "reconstruct_requests",
     "run",
+    "run_stream",
+    "run_sync",
     "tool",
 ]

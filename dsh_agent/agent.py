@@ -14,6 +14,7 @@ from dsh_session.header import SessionId
 if TYPE_CHECKING:
     from dsh_agent.inbox import Inbox
     from dsh_agent.prestep import PreStepHandler
+    from dsh_agent.streaming.stream import UpdateStream
     from dsh_session.session import Session
 
 
@@ -74,6 +75,12 @@ class Agent(Protocol):
 
     def subscribe(self, observer: NotificationObserver) -> Callable[[], None]:
         """Observe live notifications; returns the unsubscribe function."""
+        ...
+
+    def stream(
+        self, message: UserMessage, *, max_pending: int = ..., merge_deltas: bool = ...
+    ) -> UpdateStream:
+        """Send ``message`` as a followup and iterate the typed updates until idle."""
         ...
 
     def on_pre_step(self, handler: PreStepHandler) -> Callable[[], None]:

@@ -40,3 +40,17 @@ class AgentClosedError(AgentError):
     def __init__(self, message: str, *, session_id: str) -> None:
         super().__init__(message)
         self.session_id = session_id
+
+
+class StreamOverflowError(AgentError):
+    """An update stream's consumer fell more than ``limit`` updates behind, so the stream
+    stopped observing rather than grow without bound or drop updates silently. The
+    updates buffered before were all delivered; ``seq`` is the first session event the
+    stream did not turn into an update: reload the session from its store and resume
+    from there. The agent itself was not affected."""
+
+    def __init__(self, message: str, *, session_id: str, seq: int, limit: int) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.seq = seq
+        self.limit = limit

@@ -28,6 +28,7 @@ from dsh_agent.notifications import (
 from dsh_agent.prestep import PreStepHandler
 from dsh_agent.session_claims import claim, release
 from dsh_agent.step import StepRunner
+from dsh_agent.streaming.stream import DEFAULT_MAX_PENDING, UpdateStream, run_stream
 from dsh_agent.tools import Tool
 from dsh_agent.turn import TurnRunner
 from dsh_llm.messages import UserMessage
@@ -128,6 +129,7 @@ class AgentLoop:
             inbox=self._inbox,
             checkpoint=self._checkpoint,
             check_requests=check_requests,
+            notify=self._notify,
         )
         self._turns = TurnRunner(
             agent=self,
@@ -267,6 +269,17 @@ class AgentLoop:
                 self._observers.remove(observer)
 
         return unsubscribe
+
+    def stream(
+        self,
+        message: UserMessage,
+        *,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        merge_deltas: bool = True,
+    ) -> UpdateStream:
+        """Send ``message`` as a followup and stream the typed updates until idle; see
+        :func:`dsh_agent.streaming.run_stream`."""
+        return run_stream(self, message, max_pending=max_pending, merge_deltas=merge_deltas)
 
     def on_pre_step(self, handler: PreStepHandler) -> Callable[[], None]:
         """Add a pre-step handler (the first added is the outermost). Returns the

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from dsh_llm.ids import MessageId
 from dsh_llm.messages import UserMessage
 
 AgentStatus: TypeAlias = Literal["idle", "running"]
@@ -48,7 +49,20 @@ class StatusChanged:
     status: AgentStatus
 
 
-Notification: TypeAlias = InboxInserted | InboxDiscarded | InboxClaimed | StatusChanged
+@dataclass(frozen=True, slots=True)
+class AssistantStreamStarted:
+    """Step ``step`` of turn ``turn`` is about to stream the model's answer; if it
+    is committed, the assistant message has id ``message_id`` (sent before the
+    first ``assistant/chunk``, so a UI can key the deltas by that id)."""
+
+    message_id: MessageId
+    turn: int
+    step: int
+
+
+Notification: TypeAlias = (
+    InboxInserted | InboxDiscarded | InboxClaimed | StatusChanged | AssistantStreamStarted
+)
 """Any live notification."""
 
 NotificationObserver: TypeAlias = Callable[[Notification], None]

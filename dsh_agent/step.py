@@ -16,6 +16,7 @@ from typing import Literal
 
 from dsh_agent.cancellation import CancelScope, TurnAborted
 from dsh_agent.inbox import Inbox
+from dsh_agent.notifications import AssistantStreamStarted, Notification
 from dsh_agent.requests import (
     RequestMismatch,
     build_request,
@@ -88,8 +89,10 @@ class StepRunner:
         inbox: Inbox,
         checkpoint: Checkpoint,
         check_requests: bool,
+        notify: Callable[[Notification], None],
     ) -> None:
         self._session = session
+        self._notify = notify
         self._adapter = adapter
         self._tools = tools
         self._header = header
@@ -145,6 +148,7 @@ class StepRunner:
     ) -> TurnEndReason | None:
         """Stream the model's answer, commit it, and run the tool calls it requests."""
         assembler = BlockAssembler()
+        self._notify(AssistantStreamStarted(assembler.message_id, turn, step))
         chunk_seqs: list[int] = []
         provider, model = request.provider, request.model
         try:

@@ -4,7 +4,9 @@ Partial blocks are kept by ``index`` in first-seen order. Deltas grow an open bl
 the first ``block-end`` for an index is authoritative and closes it (later deltas and
 re-closes for that index are ignored), so delta-only streams and block-end-only
 streams both assemble. The assistant message is *created* here, when the stream
-finishes: that is the moment it gets its id.
+finishes, under the id the assembler minted when the stream started
+(:attr:`BlockAssembler.message_id`), so that a live observer can key the streaming
+deltas by the id the committed message will carry.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dsh_llm.content import ContentBlock, ReasoningBlock, TextBlock, ToolCallBlock
-from dsh_llm.create import create_assistant_message
+from dsh_llm.create import _create_assistant
 from dsh_llm.errors import LlmError
 from dsh_llm.frozen_json import FrozenJson
+from dsh_llm.ids import MessageId, new_message_id
 from dsh_llm.messages import AssistantMessage
 from dsh_llm.stream import (
     AbortedFinish,
@@ -69,6 +72,8 @@ class BlockAssembler:
     stream was cancelled)."""
 
     def __init__(self) -> None:
+        self.message_id: MessageId = new_message_id()
+        """The id of the message this stream becomes; each assembler mints its own."""
         self._blocks: dict[int, _OpenBlock | ContentBlock] = {}
         self._usage: TokenUsage | None = None
         self._finish: FinishChunk | None = None
@@ -143,7 +148,7 @@ class BlockAssembler:
         source: dict[str, object] = {"provider": provider, "model": model}
         if replay_state is not None:
             source["replay_state"] = replay_state
-        return create_assistant_message(content=content, source=source)
+        return _create_assistant(self.message_id, content, source)
 
     def interrupted_message(self, *, provider: str, model: str) -> AssistantMessage | None:
         """Create the message for a cancelled stream: the text and reasoning blocks
@@ -159,8 +164,8 @@ class BlockAssembler:
                 kept.append(block)
         if not kept:
             return None
-        return create_assistant_message(
-            content=tuple(kept), source={"provider": provider, "model": model}
+        return _create_assistant(
+            self.message_id, tuple(kept), {"provider": provider, "model": model}
         )
 
     def _is_closed(self, index: int) -> bool:

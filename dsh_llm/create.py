@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 
 from dsh_llm.content import ContentBlock
 from dsh_llm.errors import InputError
-from dsh_llm.ids import CallId, new_message_id
+from dsh_llm.ids import CallId, MessageId, new_message_id
 from dsh_llm.messages import (
     MESSAGE_TYPES,
     AssistantMessage,
@@ -101,6 +101,14 @@ def create_assistant_message(
 ) -> AssistantMessage:
     """Create an assistant message with a new id. ``source`` gives ``provider``,
     ``model`` and optionally ``replayState``; its kind is always ``model``."""
+    return _create_assistant(new_message_id(), content, source)
+
+
+def _create_assistant(
+    id: MessageId, content: ContentInput, source: ModelSource | Mapping[str, Any]
+) -> AssistantMessage:
+    """Create an assistant message under ``id``, minted by the caller in this package
+    for this very message (the assembler mints it when the stream starts)."""
     if isinstance(source, Mapping):
         if "kind" in source:
             raise TypeError(
@@ -109,7 +117,7 @@ def create_assistant_message(
         source = {"kind": "model", **source}
     message: AssistantMessage = _validate_assistant(
         {
-            "id": new_message_id(),
+            "id": id,
             "role": "assistant",
             "content": _content(content),
             "source": source,

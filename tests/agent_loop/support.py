@@ -8,6 +8,7 @@ from typing import Any, TypeAlias
 
 from dsh_agent import (
     AgentLoop,
+    AssistantStreamStarted,
     InboxClaimed,
     InboxDiscarded,
     InboxInserted,
@@ -100,6 +101,8 @@ class Recorder:
         self._entries.append(describe_event(event))
 
     def _on_notification(self, notification: Notification) -> None:
+        if isinstance(notification, AssistantStreamStarted):
+            return  # the timelines here are about the inbox and status
         self.notifications.append(notification)
         self._entries.append(describe_notification(notification))
 

@@ -64,14 +64,16 @@ def test_full_stream_assembles_blocks_in_order() -> None:
     assert message.content == (ReasoningBlock(text="let me think"), TextBlock(text="Hi"))
 
 
-def test_message_is_created_with_a_new_id_and_model_source() -> None:
+def test_message_gets_the_id_minted_when_the_stream_started_and_model_source() -> None:
     assembler = _assemble([{"type": "text-delta", "index": 0, "text": "x"}, _STOP])
+    other = _assemble([{"type": "text-delta", "index": 0, "text": "x"}, _STOP])
 
     first = assembler.message(provider="deepseek", model="deepseek-chat")
-    second = assembler.message(provider="deepseek", model="deepseek-chat")
+    second = other.message(provider="deepseek", model="deepseek-chat")
 
     assert uuid.UUID(first.id).version == 7
-    assert first.id != second.id
+    assert first.id == assembler.message_id  # known to live observers before the finish
+    assert first.id != second.id  # each stream mints its own
     assert first.source.provider == "deepseek"
     assert first.source.model == "deepseek-chat"
     assert first.source.replay_state is None

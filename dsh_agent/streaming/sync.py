@@ -1,0 +1,166 @@
+"""Driving an agent from sync code: ``run_sync`` and the ``SyncAgent`` chat driver.
+
+The agent runs on an event loop of its own, in a private thread, so both work from a
+plain script and from a thread that already runs a loop (a Jupyter cell), where
+``asyncio.run`` would refuse. Nothing outlives its owner: ``run_sync`` joins its
+thread and closes its loop before returning; ``SyncAgent.close()`` closes the agent,
+then the loop (async generators and the default executor included), then joins the
+thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from concurrent.futures import Future
+from types import TracebackType
+from typing import Any, Self, TypeAlias, TypeVar
+
+from dsh_agent.agent import Agent
+from dsh_agent.errors import AgentError
+from dsh_agent.run import RunResult, run
+from dsh_agent.streaming.stream import UpdateStream
+from dsh_agent.streaming.updates import AgentUpdate
+from dsh_llm.messages import UserMessage
+
+T = TypeVar("T")
+
+AgentFactory: TypeAlias = Callable[[], Agent | Awaitable[Agent]]
+"""Builds the agent on the private loop (so its store and adapter live there too)."""
+
+
+async def _build(factory: AgentFactory) -> Agent:
+    built = factory()
+    return await built if inspect.isawaitable(built) else built
+
+
+def _in_private_thread(coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run ``coroutine()`` with ``asyncio.run`` in a new thread; wait and return."""
+    outcome: Future[T] = Future()
+
+    def main() -> None:
+        try:
+            outcome.set_result(asyncio.run(coroutine()))
+        except BaseException as error:  # handed to the caller's thread
+            outcome.set_exception(error)
+
+    thread = threading.Thread(target=main, name="dsh-run-sync")
+    thread.start()
+    thread.join()
+    return outcome.result()
+
+
+def run_sync(agent: Agent | AgentFactory, message: UserMessage) -> RunResult:
+    """:func:`~dsh_agent.run` from sync code. With a factory, the agent is built,
+    run once and closed on a private loop. With an agent, it must be idle and tied to
+    no other loop (no turn running, no store bound to a loop); it is left open. For a
+    conversation of several turns, use :class:`SyncAgent`."""
+    if callable(agent):
+        factory = agent
+
+        async def owned() -> RunResult:
+            built = await _build(factory)
+            try:
+                return await run(built, message)
+            finally:
+                await built.aclose()
+
+        return _in_private_thread(owned)
+    given = agent
+    return _in_private_thread(lambda: run(given, message))
+
+
+class SyncAgent:
+    """A chat driven from sync code: the agent lives on a private event loop thread.
+
+    ``with SyncAgent(factory) as chat: chat.run(message)``; ``chat.stream(message)``
+    yields the typed updates as they happen. Leaving the ``with`` (or ``close()``)
+    closes the agent and stops and joins the thread.
+    """
+
+    def __init__(self, factory: AgentFactory) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve, name="dsh-sync-agent", daemon=True)
+        self._thread.start()
+        self._closed = False
+        try:
+            self._agent = self._call(_build(factory))
+        except BaseException:
+            self._stop()
+            raise
+
+    def _serve(self) -> None:
+        loop = self._loop
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_forever()
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+            loop.close()
+
+    def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        if threading.current_thread() is self._thread:
+            coroutine.close()
+            raise AgentError("a SyncAgent was called from its own loop (a tool or handler)")
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise AgentError("this SyncAgent is closed")
+
+    @property
+    def agent(self) -> Agent:
+        """The agent (touch it only through this object, or on its loop)."""
+        return self._agent
+
+    def run(self, message: UserMessage) -> RunResult:
+        """Send ``message`` and wait until the agent is idle."""
+        self._check_open()
+        return self._call(run(self._agent, message))
+
+    def stream(self, message: UserMessage) -> Iterator[AgentUpdate]:
+        """Send ``message`` and yield its updates until idle, each as it happens.
+        Leaving the loop early stops observing (the turn goes on)."""
+        self._check_open()
+
+        async def open_stream() -> UpdateStream:
+            return self._agent.stream(message)
+
+        updates = self._call(open_stream())
+        try:
+            while True:
+                try:
+                    yield self._call(updates.__anext__())
+                except StopAsyncIteration:
+                    return
+        finally:
+            if not self._loop.is_closed():
+                self._call(updates.aclose())
+
+    def close(self) -> None:
+        """Close the agent, then stop the loop and join its thread. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._call(self._agent.aclose())
+        finally:
+            self._stop()
+
+    def _stop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
