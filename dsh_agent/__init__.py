@@ -3,6 +3,7 @@
 reconstruction check."""
 
 from dsh_agent.agent import Agent
+from dsh_agent.approvals import ApprovalError, ApprovalPolicy, PendingApproval
 from dsh_agent.cancellation import CancelCauseInput
 from dsh_agent.errors import (
     AgentClosedError,
@@ -74,6 +75,8 @@ __all__ = [
     "AgentLoop",
     "AgentStatus",
     "AgentUpdate",
+    "ApprovalError",
+    "ApprovalPolicy",
     "AssistantCommitted",
     "AssistantFailed",
     "AssistantStarted",
@@ -93,6 +96,7 @@ __all__ = [
     "ModelAttempt",
     "Notification",
     "NotificationObserver",
+    "PendingApproval",
     "PreStep",
     "PreStepDecision",
     "PreStepHandler",

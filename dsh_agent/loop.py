@@ -5,7 +5,9 @@ A waking send to an idle agent opens the turn *synchronously* (insert splice, st
 the caller observes a started turn as soon as ``followup()`` returns. How one turn
 runs is :mod:`dsh_agent.turn`. After a ``completed`` or ``max-tokens`` turn the driver
 goes on while anything is pending; after ``blocked``, ``error`` or ``aborted`` it
-stops, and leftover input waits for the next waking send.
+stops, and leftover input waits for the next waking send. A turn whose tool call
+waits for approval stays open while the agent is idle; ``approve`` / ``deny`` (or
+``cancel``) let it go on (:mod:`dsh_agent.approvals`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Self
 
+from dsh_agent.approvals.gate import ApprovalGate, PendingApproval
+from dsh_agent.approvals.policy import ApprovalPolicy
 from dsh_agent.cancellation import CancelCauseInput, CancelScope, as_cancel_cause
 from dsh_agent.errors import AgentClosedError, AgentError
 from dsh_agent.inbox import Inbox, check_target
@@ -77,25 +81,30 @@ class AgentLoop:
         store: SessionStore | None = None,
         max_tokens: int | None = None,
         check_requests: bool = False,
+        approval: ApprovalPolicy | None = None,
     ) -> None:
         """Build a loop over ``session`` (new, or loaded from a store, whose pending
         inbox is restored). With ``store``, the session is attached to it and flushed
         at every checkpoint. ``check_requests`` compares each live request with its
-        reconstruction from the log before sending it."""
+        reconstruction from the log before sending it. ``approval`` asks for approval
+        of more calls than the tools that declare ``requires_approval``."""
         claim(session, self)  # one loop per session object; released by aclose() or GC
         try:
-            if session.open_turn is not None:
+            tools = tuple(tools)
+            indexed = _index_tools(tools)
+            gate = ApprovalGate(session, indexed, approval)
+            if session.open_turn is not None and not gate.pending:
                 raise AgentError(
                     f"session {session.id!r} has turn {session.open_turn} open; an agent "
-                    "loop needs a session with no open turn (loading it from a store closes it)"
+                    "loop needs a session with no open turn (loading it from a store closes "
+                    "it), or one whose turn waits for approval"
                 )
-            tools = tuple(tools)
             header = RequestHeader(
                 config=RequestConfig(provider=provider, model=model, max_tokens=max_tokens),
                 system=system or None,
                 tools=tuple(offered.schema() for offered in tools) or None,
             )
-            self._build(session, adapter, _index_tools(tools), header, store, check_requests)
+            self._build(session, adapter, indexed, header, store, check_requests, gate)
         except BaseException:
             release(session, self)
             raise
@@ -108,8 +117,10 @@ class AgentLoop:
         header: RequestHeader,
         store: SessionStore | None,
         check_requests: bool,
+        gate: ApprovalGate,
     ) -> None:
         self._session = session
+        self._approvals = gate
         self._store = store
         self._closed = False
         self._observers: list[NotificationObserver] = []
@@ -130,6 +141,7 @@ class AgentLoop:
             checkpoint=self._checkpoint,
             check_requests=check_requests,
             notify=self._notify,
+            approvals=gate,
         )
         self._turns = TurnRunner(
             agent=self,
@@ -241,6 +253,8 @@ class AgentLoop:
         scope = self._scope
         if scope is not None:
             scope.cancel(cancel_cause)
+        elif self._waiting_turn():
+            self._resume(cancel_cause)
 
     async def when_idle(self) -> None:
         """Return once the driver is quiescent (including a turn woken by a latch)."""
@@ -281,6 +295,32 @@ class AgentLoop:
         :func:`dsh_agent.streaming.run_stream`."""
         return run_stream(self, message, max_pending=max_pending, merge_deltas=merge_deltas)
 
+    # --- approvals ---------------------------------------------------------------------
+
+    @property
+    def pending_approvals(self) -> tuple[PendingApproval, ...]:
+        """The tool calls waiting for a person's decision, in model order."""
+        return self._approvals.pending
+
+    async def approve(self, call_id: str) -> None:
+        """Let the waiting call ``call_id`` run once; durable when this returns."""
+        await self._decide(lambda: self._approvals.approve(call_id))
+
+    async def deny(self, call_id: str, reason: str | None = None) -> None:
+        """Refuse the waiting call ``call_id``: the model gets an error result naming
+        ``reason``; durable when this returns."""
+        await self._decide(lambda: self._approvals.deny(call_id, reason))
+
+    async def _decide(self, record: Callable[[], None]) -> None:
+        """Record a decision (an unknown or decided call raises ``ApprovalError``),
+        flush it, and drive the turn on once nothing waits any more."""
+        self._check_open()
+        record()
+        if self._store is not None:
+            await self._store.flush(self._session)
+        if self._status == "idle" and self._waiting_turn() and not self._approvals.pending:
+            self._resume()
+
     def on_pre_step(self, handler: PreStepHandler) -> Callable[[], None]:
         """Add a pre-step handler (the first added is the outermost). Returns the
         function that removes it."""
@@ -310,7 +350,8 @@ class AgentLoop:
 
     def _wake(self) -> None:
         if self._status == "idle":
-            self._start_driver()
+            if not self._waiting_turn():  # else the input waits for the turn to go on
+                self._start_driver()
             return
         # Running: a live turn finds the input at its next boundary. If the turn is
         # aborting, or has ended and the driver is about to stop, remember the wake.
@@ -335,10 +376,32 @@ class AgentLoop:
         turn, claimed = self._turns.open()
         self._driver = asyncio.get_running_loop().create_task(self._drive(scope, turn, claimed))
 
-    async def _drive(self, scope: CancelScope, turn: int, claimed: tuple[UserMessage, ...]) -> None:
+    def _waiting_turn(self) -> bool:
+        """Idle with the turn open: it waits for approval."""
+        return self._driver is None and self._session.open_step is not None
+
+    def _resume(self, cause: CancelCauseInput | None = None) -> None:
+        """Drive the turn that waited for approval on from its open step."""
+        turn, step = self._session.open_turn, self._session.open_step
+        assert turn is not None and step is not None
+        scope = self._scope = CancelScope()
+        if cause is not None:
+            scope.cancel(as_cancel_cause(cause))
+        self._set_status("running")
+        drive = self._drive(scope, turn, (), resume_step=step)
+        self._driver = asyncio.get_running_loop().create_task(drive)
+
+    async def _drive(
+        self,
+        scope: CancelScope,
+        turn: int,
+        claimed: tuple[UserMessage, ...],
+        resume_step: int | None = None,
+    ) -> None:
         try:
             while True:
-                reason = await self._turns.run(scope, turn, claimed)
+                reason = await self._turns.run(scope, turn, claimed, resume_step=resume_step)
+                resume_step = None
                 if (
                     scope.cause is not None
                     or not isinstance(reason, CompletedReason | MaxTokensReason)
@@ -361,7 +424,12 @@ class AgentLoop:
         wake = self._latched and self._inbox.has_pending and not self._closed
         self._latched = False
         self._set_status("idle")
-        if wake and self._status == "idle":
+        if self._status != "idle" or self._closed:
+            return
+        if self._waiting_turn():
+            if not self._approvals.pending:  # decided while the driver was stopping
+                self._resume()
+        elif wake:
             self._start_driver()
 
     # --- durability ---------------------------------------------------------------------

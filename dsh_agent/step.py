@@ -2,7 +2,9 @@
 chunk logged as it arrives), the assistant message, then the tool calls it requested,
 one at a time in model order.
 
-The step is bracketed by ``step/start`` and ``step/end`` whatever happens inside it;
+The step is bracketed by ``step/start`` and ``step/end`` whatever happens inside it,
+except when a call waits for approval (:mod:`dsh_agent.approvals`): then the step
+stays open and :meth:`StepRunner.resume` goes on with it once the call is decided;
 cancellation ends the stream at once (keeping a non-blank prefix as an interrupted
 message) but lets a running tool drain, and commits the calls not yet started as
 aborted before dispatch, so the next request stays valid for the provider.
@@ -11,9 +13,13 @@ aborted before dispatch, so the next request stays valid for the provider.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Literal
 
+from dsh_agent.approvals.errors import ApprovalsPending
+from dsh_agent.approvals.gate import ApprovalGate
+from dsh_agent.approvals.open_step import open_step
 from dsh_agent.cancellation import CancelScope, TurnAborted
 from dsh_agent.inbox import Inbox
 from dsh_agent.notifications import AssistantStreamStarted, Notification
@@ -90,8 +96,10 @@ class StepRunner:
         checkpoint: Checkpoint,
         check_requests: bool,
         notify: Callable[[Notification], None],
+        approvals: ApprovalGate,
     ) -> None:
         self._session = session
+        self._approvals = approvals
         self._notify = notify
         self._adapter = adapter
         self._tools = tools
@@ -111,7 +119,7 @@ class StepRunner:
         :class:`TurnAborted` once the step is closed when the turn was cancelled."""
         append = self._session.append
         append("step/start", StepData(turn=turn, step=step))
-        try:
+        with self._closing(turn, step):
             for message in entering:
                 append("user/message", message)
             request = self._request()
@@ -126,8 +134,28 @@ class StepRunner:
                     return ErrorReason(error=failure)
             await self._checkpoint(scope)
             return await self._answer(scope, turn, step, request)
-        finally:
-            append("step/end", StepData(turn=turn, step=step))
+
+    async def resume(self, scope: CancelScope, turn: int, step: int) -> None:
+        """Go on with the tool phase of ``step``, left open waiting for approval
+        (possibly by another process), then close the step. Raises
+        :class:`ApprovalsPending` again while a call is still undecided."""
+        current = open_step(self._session)
+        assert current is not None and (current.turn, current.step) == (turn, step)
+        with self._closing(turn, step):
+            await self._run_tools(scope, turn, step, current.calls)
+            scope.check()
+
+    @contextmanager
+    def _closing(self, turn: int, step: int) -> Iterator[None]:
+        """Append ``step/end`` however the block ends, unless it waits for approval."""
+        try:
+            yield
+        except ApprovalsPending:
+            raise
+        except BaseException:
+            self._session.append("step/end", StepData(turn=turn, step=step))
+            raise
+        self._session.append("step/end", StepData(turn=turn, step=step))
 
     def _request(self) -> GenerateRequest:
         """Log the header when needed, then build the request from it and the derived
@@ -255,6 +283,31 @@ class StepRunner:
     # --- tools -----------------------------------------------------------------------------
 
     async def _run_tools(
+        self, scope: CancelScope, turn: int, step: int, calls: Sequence[ToolCallBlock]
+    ) -> None:
+        """Run the calls the approval gate admits, until one waits for a decision
+        (raise :class:`ApprovalsPending`) or all are answered. A cancelled turn or a
+        failing loop withdraws the open asks, and the calls left are answered."""
+        try:
+            while True:
+                if scope.cause is not None:
+                    admitted, waiting = self._approvals.withdraw(calls), False
+                else:
+                    admitted, waiting = self._approvals.admit(turn, step, calls)
+                await self._run_calls(scope, turn, step, admitted)
+                if not waiting:
+                    return
+                if not admitted:
+                    raise ApprovalsPending
+        except Exception as error:
+            if isinstance(error, ApprovalsPending):
+                raise
+            not_started = _not_started(error)
+            for call in self._approvals.withdraw(calls):
+                self._commit_result(turn, step, call, self._log_call(turn, step, call), not_started)
+            raise
+
+    async def _run_calls(
         self, scope: CancelScope, turn: int, step: int, calls: list[ToolCallBlock]
     ) -> None:
         """Run the calls one at a time in model order. Once the turn is cancelled, the

@@ -11,6 +11,7 @@ The loop creates the ``ToolResultMessage`` from the outcome when it commits it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -115,12 +116,15 @@ class ToolArgumentsError(AgentError):
 class Tool:
     """A tool the model may call: ``parameters`` is the JSON Schema of the arguments
     object sent to the model; ``handler`` receives the parsed arguments (a dict) and,
-    if it declares a second parameter, a :class:`ToolContext`."""
+    if it declares a second parameter, a :class:`ToolContext`. A tool that
+    ``requires_approval`` runs only once a person approved the call
+    (:mod:`dsh_agent.approvals`)."""
 
     name: str
     description: str
     parameters: Mapping[str, Any]
     handler: ToolHandler
+    requires_approval: bool = False
     _schema: ToolSchema = field(init=False, repr=False, compare=False)
     _wants_context: bool = field(init=False, repr=False, compare=False)
 
@@ -173,7 +177,7 @@ def tool(fn: AsyncFunction, /) -> Tool: ...
 
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None
+    *, name: str | None = None, description: str | None = None, requires_approval: bool = False
 ) -> Callable[[AsyncFunction], Tool]: ...
 
 
@@ -183,15 +187,17 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
+    requires_approval: bool = False,
 ) -> Tool | Callable[[AsyncFunction], Tool]:
     """Build a :class:`Tool` from a typed async function: the name is the function's,
     the description its docstring, the schema comes from its annotations, and the
     arguments are validated with Pydantic before the body runs. A parameter annotated
     :class:`ToolContext` receives the call's context instead of an argument. Use as
-    ``@tool`` or ``@tool(name=..., description=...)``."""
+    ``@tool`` or ``@tool(name=..., description=..., requires_approval=...)``."""
 
     def build(function: AsyncFunction) -> Tool:
-        return _tool_from_function(function, name=name, description=description)
+        built = _tool_from_function(function, name=name, description=description)
+        return dataclasses.replace(built, requires_approval=True) if requires_approval else built
 
     return build if fn is None else build(fn)
 

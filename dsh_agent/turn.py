@@ -4,8 +4,9 @@ A turn opens with ``turn/start`` and the claim of its first step's input. Each s
 claim → pre-step → the step itself (:mod:`dsh_agent.step`); the turn goes on while
 tools ran or next-step input is pending, and ends with exactly one ``turn/end``
 (``completed``, ``max-tokens``, ``blocked``, ``error`` or ``aborted``), flushed at
-once. The loop (:mod:`dsh_agent.loop`) decides when turns start; this decides how one
-runs.
+once, unless a tool call waits for approval: then the turn stays open (flushed) and
+:meth:`TurnRunner.run` with ``resume_step`` goes on with it later. The loop
+(:mod:`dsh_agent.loop`) decides when turns start; this decides how one runs.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from dsh_agent.approvals.errors import ApprovalsPending
 from dsh_agent.cancellation import CancelScope, TurnAborted
 from dsh_agent.inbox import Inbox
 from dsh_agent.notifications import InboxClaimed, Notification
@@ -80,12 +82,21 @@ class TurnRunner:
         return claimed
 
     async def run(
-        self, scope: CancelScope, turn: int, claimed: tuple[UserMessage, ...]
-    ) -> TurnEndReason:
-        """Run the opened ``turn`` to its end and return the reason logged for it."""
-        step = 0
+        self,
+        scope: CancelScope,
+        turn: int,
+        claimed: tuple[UserMessage, ...],
+        *,
+        resume_step: int | None = None,
+    ) -> TurnEndReason | None:
+        """Run the opened ``turn`` to its end and return the reason logged for it, or
+        ``None`` when it waits for approval. With ``resume_step``, first go on with
+        that step's tool phase (the turn was waiting)."""
+        step = resume_step or 0
         ending: TurnEndReason | None = None  # how the previous step would end the turn
         try:
+            if resume_step is not None:
+                await self._steps.resume(scope, turn, resume_step)
             while True:
                 step += 1
                 if step > 1:
@@ -105,6 +116,9 @@ class TurnRunner:
                     ending = outcome
                 if not self._inbox.next_step:
                     return await self._end(scope, turn, ending)
+        except ApprovalsPending:
+            await self._checkpoint(scope)
+            return None
         except TurnAborted:
             pass
         except Exception as error:

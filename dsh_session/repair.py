@@ -11,6 +11,12 @@ its time:
   call's seq (its side effects may or may not have happened);
 - then ``step/end`` for an open step and ``turn/end {interrupted}``.
 
+A turn *waiting on approval* (a call of its open step asked about with
+``approval/asked`` and not decided, see :mod:`dsh_session.approvals`) is not a crash
+to close: a person can still answer, and the calls not started yet may still run. Its
+started calls without a result get ``TOOL_OUTCOME_UNKNOWN`` (they are never rerun),
+and the step and turn stay open for the agent that resumes them.
+
 Repair is deterministic: a synthetic result's id is
 ``interrupted-tool-result-<callId>-<seq of that result event>``, so repairing the same
 log twice gives equal events. A store calls :func:`interrupted_turn_closers` on the
@@ -26,6 +32,7 @@ from dataclasses import dataclass
 from dsh_llm.content import ToolCallBlock
 from dsh_llm.create import freeze_message
 from dsh_llm.messages import ToolResultMessage
+from dsh_session.approvals import undecided_call_ids
 from dsh_session.events import (
     AssistantMessageEvent,
     InterruptedReason,
@@ -67,7 +74,8 @@ class _Call:
 
 def interrupted_turn_closers(events: Sequence[SessionEvent]) -> list[SessionEvent]:
     """The events that close the turn left open at the end of ``events`` (seq
-    0, 1, 2, ... in order), or ``[]`` when no turn is open."""
+    0, 1, 2, ... in order), or ``[]`` when no turn is open. For a turn waiting on
+    approval, only the results of its started calls (the turn stays open)."""
     open_turn: int | None = None
     open_step: int | None = None
     awaiting: dict[str, _Call] = {}
@@ -97,10 +105,15 @@ def interrupted_turn_closers(events: Sequence[SessionEvent]) -> list[SessionEven
         return []
     turn = open_turn
     seq, time = events[-1].seq + 1, events[-1].time
+    waiting = open_step is not None and not undecided_call_ids(events).isdisjoint(awaiting)
     closers: list[SessionEvent] = []
     for call_id, call in awaiting.items():
+        if waiting and call.call_seq is None:
+            continue  # not started: it runs (or is denied) when the turn resumes
         closers.append(_interrupted_result(turn, call_id, call, seq, time))
         seq += 1
+    if waiting:
+        return closers
     if open_step is not None:
         closers.append(StepEndEvent(seq=seq, time=time, data=StepData(turn=turn, step=open_step)))
         seq += 1

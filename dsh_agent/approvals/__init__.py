@@ -1,0 +1,23 @@
+"""Durable approvals: tool calls that run only once a person approved them.
+
+A tool declared ``@tool(requires_approval=True)``, or a call an agent's
+:data:`ApprovalPolicy` asks about, is logged as ``approval/asked`` and not run; the
+agent goes idle with the turn open (the harness keeps approvals inside an open turn
+too). ``agent.approve(call_id)`` / ``agent.deny(call_id, reason)`` log
+``approval/decided`` and the turn goes on from where it stopped, in this process or
+in a new one over the reloaded session. See docs/decisions/2026-12-03-durable-approvals.md.
+"""
+
+from dsh_agent.approvals.errors import ApprovalError, ApprovalsPending
+from dsh_agent.approvals.gate import TOOL_APPROVAL_DENIED, ApprovalGate, PendingApproval
+from dsh_agent.approvals.policy import ApprovalPolicy, approval_needed
+
+__all__ = [
+    "TOOL_APPROVAL_DENIED",
+    "ApprovalError",
+    "ApprovalGate",
+    "ApprovalPolicy",
+    "ApprovalsPending",
+    "PendingApproval",
+    "approval_needed",
+]

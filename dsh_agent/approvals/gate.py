@@ -1,0 +1,211 @@
+"""The approval gate of an agent's tool phase, and the decisions that open it.
+
+Before a step's calls run, the gate asks (``approval/asked``) about every call that
+needs approval and was not asked about yet, all at once, so a person sees them
+together. The calls then run in model order up to the first one still undecided; the
+step waits there (:class:`ApprovalsPending`) with its turn open. A decision is
+``approval/decided``: ``allowed-once`` lets the call run when the tool phase goes on;
+a denial commits the call's error result at once, with the person's reason, so the
+reason is as durable as the decision. Everything is read back from the log, so a new
+agent over a reloaded session goes on exactly where the old one stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from dsh_agent.approvals.errors import ApprovalError
+from dsh_agent.approvals.open_step import open_step
+from dsh_agent.approvals.policy import ApprovalPolicy, approval_needed
+from dsh_agent.tools import Tool
+from dsh_llm.content import ToolCallBlock
+from dsh_llm.create import create_tool_result_message
+from dsh_llm.ids import new_uuid7
+from dsh_session.approvals import ApprovalRecord, open_turn_approvals
+from dsh_session.events import (
+    ApprovalAskedEvent,
+    ApprovalDecidedEvent,
+    ToolErrorInfo,
+    ToolResultData,
+)
+from dsh_session.events_harness import ApprovalAskedData, ApprovalDecidedData
+from dsh_session.session import Session
+
+TOOL_APPROVAL_DENIED = "TOOL_APPROVAL_DENIED"
+"""The error code of the result of a call a person denied."""
+
+Denial = Literal["rejected", "cancelled", "unavailable"]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingApproval:
+    """A tool call waiting for a person's decision."""
+
+    call_id: str
+    tool_name: str
+    arguments: str
+    """The raw JSON arguments, as the model wrote them."""
+    reason: str | None
+    """Why the policy asked, when it said."""
+    request_id: str
+    """The ``id`` of its ``approval/asked`` event."""
+    turn: int
+    step: int
+    asked_seq: int
+
+
+class ApprovalGate:
+    """Asks, admits and decides the approvals of one agent's session."""
+
+    def __init__(
+        self, session: Session, tools: Mapping[str, Tool], policy: ApprovalPolicy | None
+    ) -> None:
+        self._session = session
+        self._tools = tools
+        self._policy = policy
+
+    @property
+    def pending(self) -> tuple[PendingApproval, ...]:
+        """The calls of the open step waiting for a decision, in model order."""
+        current = open_step(self._session)
+        if current is None:
+            return ()
+        records = open_turn_approvals(self._session.events)
+        waiting: list[PendingApproval] = []
+        for call in current.unanswered:
+            record = records.get(call.id)
+            if record is not None and record.decided is None:
+                asked = record.asked
+                waiting.append(
+                    PendingApproval(
+                        call_id=call.id,
+                        tool_name=call.name,
+                        arguments=call.arguments,
+                        reason=asked.data.reason,
+                        request_id=asked.data.id,
+                        turn=current.turn,
+                        step=current.step,
+                        asked_seq=asked.seq,
+                    )
+                )
+        return tuple(waiting)
+
+    # --- the tool phase ------------------------------------------------------------------
+
+    def admit(
+        self, turn: int, step: int, calls: Sequence[ToolCallBlock]
+    ) -> tuple[list[ToolCallBlock], bool]:
+        """Ask about the calls that need it, then return the unanswered calls that may
+        run now (model order, up to the first undecided one) and whether one waits."""
+        answered = self._answered()
+        records = open_turn_approvals(self._session.events)
+        unanswered = [call for call in calls if call.id not in answered]
+        for call in unanswered:
+            if call.id not in records:
+                needed, reason = approval_needed(call, self._tools.get(call.name), self._policy)
+                if needed:
+                    records[call.id] = ApprovalRecord(asked=self._ask(call, reason), decided=None)
+        runnable: list[ToolCallBlock] = []
+        for call in unanswered:
+            record = records.get(call.id)
+            if record is None:
+                runnable.append(call)
+            elif record.decided is None:
+                return runnable, True
+            elif record.decided.data.outcome == "allowed-once":
+                runnable.append(call)
+            else:  # decided, but the result was lost with the process that decided
+                self._commit_denial(turn, step, call.id, call.name, None)
+        return runnable, False
+
+    def withdraw(self, calls: Sequence[ToolCallBlock]) -> list[ToolCallBlock]:
+        """The turn is ending (cancelled, or the loop failed): decide every open ask
+        ``cancelled`` and return the calls still unanswered, for the loop to answer."""
+        answered = self._answered()
+        records = open_turn_approvals(self._session.events)
+        unanswered = [call for call in calls if call.id not in answered]
+        for call in unanswered:
+            record = records.get(call.id)
+            if record is not None and record.decided is None:
+                self._decide(record.asked, "cancelled")
+        return unanswered
+
+    # --- decisions -------------------------------------------------------------------------
+
+    def approve(self, call_id: str) -> None:
+        """Record that ``call_id`` may run once."""
+        self._decide(self._pending(call_id).asked, "allowed-once")
+
+    def deny(self, call_id: str, reason: str | None, outcome: Denial = "rejected") -> None:
+        """Record the denial of ``call_id`` and commit its error result."""
+        record = self._pending(call_id)
+        current = open_step(self._session)
+        assert current is not None  # a pending call belongs to the open step
+        self._decide(record.asked, outcome)
+        name = next(call.name for call in current.calls if call.id == call_id)
+        self._commit_denial(current.turn, current.step, call_id, name, reason)
+
+    def _pending(self, call_id: str) -> ApprovalRecord:
+        for waiting in self.pending:
+            if waiting.call_id == call_id:
+                record = open_turn_approvals(self._session.events)[call_id]
+                return record
+        raise ApprovalError(self._not_pending(call_id), call_id=call_id)
+
+    def _not_pending(self, call_id: str) -> str:
+        asked: ApprovalAskedEvent | None = None
+        decided: ApprovalDecidedEvent | None = None
+        for event in self._session.events:
+            if isinstance(event, ApprovalAskedEvent) and event.data.call_id == call_id:
+                asked, decided = event, None
+            elif (
+                isinstance(event, ApprovalDecidedEvent)
+                and asked is not None
+                and event.data.id == asked.data.id
+            ):
+                decided = event
+        if decided is not None:
+            return (
+                f"tool call {call_id!r} was already decided ({decided.data.outcome}, "
+                f"event {decided.seq}); a decision is final"
+            )
+        waiting = ", ".join(repr(p.call_id) for p in self.pending) or "none"
+        return (
+            f"no tool call {call_id!r} is waiting for approval in session "
+            f"{self._session.id!r} (waiting: {waiting})"
+        )
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def _answered(self) -> frozenset[str]:
+        current = open_step(self._session)
+        return frozenset() if current is None else current.answered
+
+    def _ask(self, call: ToolCallBlock, reason: str | None) -> ApprovalAskedEvent:
+        data = ApprovalAskedData(
+            id=new_uuid7(), tool_name=call.name, call_id=call.id, reason=reason
+        )
+        event = self._session.append("approval/asked", data)
+        assert isinstance(event, ApprovalAskedEvent)
+        return event
+
+    def _decide(self, asked: ApprovalAskedEvent, outcome: Denial | Literal["allowed-once"]) -> None:
+        self._session.append(
+            "approval/decided", ApprovalDecidedData(id=asked.data.id, outcome=outcome)
+        )
+
+    def _commit_denial(
+        self, turn: int, step: int, call_id: str, tool_name: str, reason: str | None
+    ) -> None:
+        because = f": {reason}" if reason else ""
+        text = (
+            f"Error: the user denied this call of tool {tool_name!r}{because}. It did not "
+            "run. Do not call it again unless the user asks you to."
+        )
+        message = create_tool_result_message(call_id=call_id, content=text, is_error=True)
+        error = ToolErrorInfo(name="ToolApprovalDeniedError", code=TOOL_APPROVAL_DENIED)
+        self._session.append(
+            "tool/result", ToolResultData(turn=turn, step=step, message=message, error=error)
+        )
