@@ -313,12 +313,12 @@ class AgentLoop:
 
     async def _decide(self, record: Callable[[], None]) -> None:
         """Record a decision (an unknown or decided call raises ``ApprovalError``),
-        flush it, and drive the turn on once nothing waits any more."""
+        flush it, and drive the turn on when its next call no longer waits."""
         self._check_open()
         record()
         if self._store is not None:
             await self._store.flush(self._session)
-        if self._status == "idle" and self._waiting_turn() and not self._approvals.pending:
+        if self._status == "idle" and self._waiting_turn() and not self._approvals.blocked:
             self._resume()
 
     def on_pre_step(self, handler: PreStepHandler) -> Callable[[], None]:
@@ -427,7 +427,7 @@ class AgentLoop:
         if self._status != "idle" or self._closed:
             return
         if self._waiting_turn():
-            if not self._approvals.pending:  # decided while the driver was stopping
+            if not self._approvals.blocked:  # decided while the driver was stopping
                 self._resume()
         elif wake:
             self._start_driver()

@@ -92,6 +92,16 @@ class ApprovalGate:
                 )
         return tuple(waiting)
 
+    @property
+    def blocked(self) -> bool:
+        """Whether the open step cannot go on: its next unanswered call (model order)
+        waits for a decision."""
+        current = open_step(self._session)
+        if current is None or not current.unanswered:
+            return False
+        record = open_turn_approvals(self._session.events).get(current.unanswered[0].id)
+        return record is not None and record.decided is None
+
     # --- the tool phase ------------------------------------------------------------------
 
     def admit(

@@ -212,3 +212,20 @@ async def test_a_loop_still_refuses_a_session_whose_open_turn_waits_for_nothing(
 def agent_request_id(session: Session) -> str:
     (asked,) = [e for e in session.events if isinstance(e, ApprovalAskedEvent)]
     return str(asked.data.id)
+
+
+async def test_an_approved_call_runs_at_once_while_a_later_one_still_waits() -> None:
+    shop = Workshop()
+    agent, adapter = shop.agent([calls(DELETE, LOOK, DEPLOY), "Done."])
+    agent.followup(prompt("go"))
+    await agent.when_idle()
+    await agent.approve("c-delete")
+    await agent.when_idle()
+    assert shop.runs == ["delete:/etc", "look:/tmp"]  # up to the call that still waits
+    assert [p.call_id for p in agent.pending_approvals] == ["c-deploy"]
+    assert len(adapter.requests) == 1
+
+    await agent.approve("c-deploy")
+    await agent.when_idle()
+    assert shop.runs == ["delete:/etc", "look:/tmp", "deploy:v2"]
+    assert reconstruct_requests(agent.session.events) == adapter.requests
