@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from rich.text import Text
 
+from dsh_agent.commands.chat_approvals import load_tools, pending_note
 from dsh_agent.commands.chat_script import chat_from_lines
 from dsh_agent.commands.chat_terminal import TerminalChat
 from dsh_agent.commands.output import stderr_console
@@ -61,6 +62,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default OPENAI_API_KEY or ANTHROPIC_API_KEY)",
     )
     parser.add_argument("--system", metavar="TEXT", help="a system prompt")
+    parser.add_argument(
+        "--tools",
+        metavar="MODULE:NAME",
+        help="offer the tools NAME holds in MODULE; those declared requires_approval "
+        "run only once approved (y/n, /approve CALL, /deny CALL [REASON])",
+    )
     add_store_argument(parser)
     parser.add_argument("--session", metavar="ID", help="resume this stored session")
 
@@ -101,6 +108,7 @@ def needs_api_key(provider: str, base_url: str | None) -> bool:
 
 async def _chat(args: argparse.Namespace) -> int:
     adapter = build_adapter(args.provider, args.base_url, args.api_key_env)
+    tools = load_tools(args.tools) if args.tools else ()
     notes = stderr_console()
     async with open_store(args.store) as store:
         if args.session is None:
@@ -122,7 +130,11 @@ async def _chat(args: argparse.Namespace) -> int:
             model=args.model,
             system=args.system,
             store=store,
+            tools=tools,
         )
+        waiting = pending_note(agent.pending_approvals)
+        if waiting is not None:
+            notes.print(Text(waiting, style="yellow"))
         if sys.stdin.isatty() and sys.stdout.isatty():
             status = await TerminalChat(agent).run()
         else:

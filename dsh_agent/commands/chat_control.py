@@ -39,6 +39,8 @@ def deliver_line(agent: AgentLoop, line: str) -> str | None:
         agent.steer(message)
         return "steering the running turn"
     agent.followup(message)
+    if agent.pending_approvals:
+        return "kept for when the tool call waiting for approval is decided"
     return None
 
 

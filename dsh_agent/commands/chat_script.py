@@ -3,7 +3,8 @@
 Each line is run to idle before the next is read, and the reply is written to
 standard output as it streams, ending with a newline; notes and failures go to
 standard error. So a chat can be scripted (``printf 'hi\\n' | dsh chat ...``) and the
-exit status says whether every turn completed.
+exit status says whether every turn completed (and every ``/approve`` / ``/deny``
+line was accepted). Calls left waiting for approval are listed after each line.
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ import signal
 import sys
 from typing import TextIO
 
+from dsh_agent.commands.chat_approvals import decide_line, pending_note
 from dsh_agent.commands.chat_control import EXIT_COMMANDS, InterruptPolicy, deliver_line
+from dsh_agent.commands.failures import one_line
 from dsh_agent.commands.render import describe_reason
 from dsh_agent.loop import AgentLoop
+from dsh_llm.errors import DshError
 from dsh_llm.stream import TextDeltaChunk
 from dsh_session.events import AssistantChunkEvent, SessionEvent, TurnEndEvent
 
@@ -71,15 +75,25 @@ async def chat_from_lines(agent: AgentLoop, lines: TextIO) -> int:
     writer = _ReplyWriter(sys.stdout, sys.stderr)
     unsubscribe = agent.session.subscribe(writer)
     interrupts = InterruptPolicy(agent)
+    refused = 0
     try:
         while line := lines.readline():
             if line.strip() in EXIT_COMMANDS:
                 break
-            note = deliver_line(agent, line)
+            try:
+                note = await decide_line(agent, line, answers=False)
+            except DshError as error:
+                refused += 1
+                note = f"error: {one_line(error)}"
+            if note is None:
+                note = deliver_line(agent, line)
             if note is not None:
                 sys.stderr.write(f"dsh: {note}\n")
             if await _until_idle(agent, interrupts):
                 break
+            waiting = pending_note(agent.pending_approvals)
+            if waiting is not None:
+                sys.stderr.write(f"dsh: {waiting}\n")
     finally:
         unsubscribe()
-    return 1 if writer.failed_turns else 0
+    return 1 if writer.failed_turns or refused else 0

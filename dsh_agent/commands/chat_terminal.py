@@ -5,7 +5,8 @@ the chat prints goes above it (``patch_stdout``), so what the user types is neve
 mixed into a streamed reply. The reply's unfinished line is shown just above the
 input line until it ends (:class:`HeldLine`), and the prompt reads ``steer ›`` while
 a turn runs. Each line the user enters becomes a
-steer of the running turn, or a new turn when the agent is idle. Ctrl-C goes through
+steer of the running turn, or a new turn when the agent is idle; while a tool call
+waits for approval the prompt asks about it (y/n, :mod:`.chat_approvals`). Ctrl-C goes through
 :class:`~.chat_control.InterruptPolicy`; Ctrl-D leaves once the running turn has ended.
 """
 
@@ -20,6 +21,7 @@ from prompt_toolkit.formatted_text import ANSI, FormattedText, StyleAndTextTuple
 from prompt_toolkit.patch_stdout import patch_stdout
 from rich.text import Text
 
+from dsh_agent.commands.chat_approvals import ask_prompt, decide_line
 from dsh_agent.commands.chat_control import EXIT_COMMANDS, InterruptPolicy, deliver_line
 from dsh_agent.commands.failures import one_line
 from dsh_agent.commands.render import TranscriptPrinter
@@ -30,8 +32,10 @@ from dsh_llm.errors import DshError
 
 HELP_TEXT = (
     "Type a message and press Enter. While the model answers, what you type steers "
-    "the running turn. /inject TEXT adds context without starting a turn. Ctrl-C "
-    "cancels the turn (keeping what is pending); Ctrl-C again, Ctrl-D or /exit leaves."
+    "the running turn. /inject TEXT adds context without starting a turn. A tool call "
+    "waiting for approval is asked about: y runs it, n [REASON] refuses it (or /approve "
+    "CALL, /deny CALL [REASON]). Ctrl-C cancels the turn (keeping what is pending); "
+    "Ctrl-C again, Ctrl-D or /exit leaves."
 )
 PROMPT = "you › "
 STEER_PROMPT = "steer › "
@@ -124,7 +128,7 @@ class TerminalChat:
                 return True
             if line.strip() in EXIT_COMMANDS:
                 return False
-            self._on_line(line)
+            await self._on_line(line)
 
     def _message(self) -> FormattedText:
         """The prompt: the reply's unfinished line, if any, above ``you ›``."""
@@ -132,21 +136,27 @@ class TerminalChat:
         if self._out.held:
             fragments += [*ANSI(self._out.held).__pt_formatted_text__(), ("", "\n")]
         running = self._agent.status == "running"
-        fragments.append(("bold ansicyan", STEER_PROMPT if running else PROMPT))
+        question = None if running else ask_prompt(self._agent.pending_approvals)
+        if question is not None:
+            fragments.append(("bold ansiyellow", question))
+        else:
+            fragments.append(("bold ansicyan", STEER_PROMPT if running else PROMPT))
         return FormattedText(fragments)
 
     def _on_notification(self, notification: Notification) -> None:
         if isinstance(notification, StatusChanged):
             self._prompt.app.invalidate()  # the prompt says whether a turn runs
 
-    def _on_line(self, line: str) -> None:
+    async def _on_line(self, line: str) -> None:
         """Deliver ``line``; it is not echoed here (the input line is erased when
         entered), since the transcript shows each message when the model gets it."""
         if line.strip() == "/help":
             self._printer.note(HELP_TEXT)
             return
         try:
-            note = deliver_line(self._agent, line)
+            note = await decide_line(self._agent, line, answers=True)
+            if note is None:
+                note = deliver_line(self._agent, line)
         except DshError as error:
             self._printer.note(f"error: {one_line(error)}", "red")
             return

@@ -3,7 +3,9 @@
 It answers every ``POST .../chat/completions`` with a streamed reply, one word per
 server-sent event, ``delay`` seconds apart, so a test can type or press Ctrl-C while
 the reply streams. The reply depends only on the last user message: ``count to N``
-is answered ``1 2 ... N``; anything else is echoed as ``You said: <text>``. Every
+is answered ``1 2 ... N``; ``call TOOL {JSON}`` requests a call of ``TOOL`` with those
+arguments (id ``call-<request number>``), and the request after a tool result is
+answered ``Tool said: <result>``; anything else is echoed as ``You said: <text>``. Every
 request body is recorded. It runs in a thread, so a test can drive a subprocess
 with ordinary blocking calls.
 """
@@ -28,8 +30,23 @@ def _text_of(content: Any) -> str:
     return " ".join(part.get("text", "") for part in content if isinstance(part, dict))
 
 
+_CALL = re.compile(r"^call (\w+) (\{.*\})$")
+
+
+def tool_call_in(body: dict[str, Any]) -> tuple[str, str] | None:
+    """The tool call (name, arguments) the request asks for, if any."""
+    messages = body.get("messages", [])
+    if not messages or messages[-1].get("role") != "user":
+        return None
+    match = _CALL.match(_text_of(messages[-1]["content"]).strip())
+    return (match.group(1), match.group(2)) if match else None
+
+
 def reply_to(body: dict[str, Any]) -> str:
     """The reply the server streams for a request ``body``."""
+    messages = body.get("messages", [])
+    if messages and messages[-1].get("role") == "tool":
+        return f"Tool said: {_text_of(messages[-1]['content'])}"
     users = [m for m in body.get("messages", []) if m.get("role") == "user"]
     last = _text_of(users[-1]["content"]) if users else ""
     count = _COUNT.search(last)
@@ -94,13 +111,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         model = body.get("model", "fake")
-        words = reply_to(body).split(" ")
+        call = tool_call_in(body)
+        words = reply_to(body).split(" ") if call is None else []
         events = [_chunk(model, {"role": "assistant", "content": ""})]
         events += [
             _chunk(model, {"content": word if index == 0 else f" {word}"})
             for index, word in enumerate(words)
         ]
-        events.append(_chunk(model, {}, "stop"))
+        if call is not None:
+            function = {"name": call[0], "arguments": call[1]}
+            number = len(self.server.requests)
+            delta = {"index": 0, "id": f"call-{number}", "type": "function", "function": function}
+            events.append(_chunk(model, {"tool_calls": [delta]}))
+        events.append(_chunk(model, {}, "stop" if call is None else "tool_calls"))
         usage = {"prompt_tokens": 7, "completion_tokens": len(words), "total_tokens": 7}
         events.append(_event({"id": "chatcmpl-fake", "choices": [], "usage": usage}))
         events.append(_event("[DONE]"))

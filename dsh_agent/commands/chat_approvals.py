@@ -1,0 +1,96 @@
+"""Tool calls waiting for approval in ``dsh chat``, in both chat modes.
+
+``/approve CALL`` lets a waiting call run once; ``/deny CALL [REASON]`` refuses it (the
+model gets an error result naming the reason). At a terminal the prompt also asks
+about the first waiting call, and ``y`` / ``n [REASON]`` answers it. Pending calls are
+listed when a session is resumed, so a decision can come from a later chat.
+``--tools MODULE:NAME`` gives the chat the tools (a sequence of
+:class:`~dsh_agent.tools.Tool`) that ``NAME`` holds in ``MODULE``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from dsh_agent.approvals import PendingApproval
+from dsh_agent.loop import AgentLoop
+from dsh_agent.tools import Tool
+from dsh_llm.errors import DshError
+
+APPROVE = "/approve"
+DENY = "/deny"
+YES = frozenset({"y", "yes"})
+NO = frozenset({"n", "no"})
+
+
+class ToolSpecError(DshError):
+    """``--tools`` does not name a sequence of tools."""
+
+
+def load_tools(spec: str) -> tuple[Tool, ...]:
+    """The tools ``MODULE:NAME`` holds; the module is imported from ``sys.path`` or,
+    failing that, the current directory (as ``python -m`` would find it)."""
+    module_name, colon, attribute = spec.partition(":")
+    if not colon or not module_name or not attribute:
+        raise ToolSpecError(f"--tools takes MODULE:NAME, not {spec!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ToolSpecError(f"--tools {spec}: cannot import {module_name!r}: {error}") from None
+    value = getattr(module, attribute, None)
+    if value is None:
+        raise ToolSpecError(f"--tools {spec}: module {module_name!r} has no {attribute!r}")
+    tools = (value,) if isinstance(value, Tool) else tuple(value)
+    strangers = [type(item).__name__ for item in tools if not isinstance(item, Tool)]
+    if strangers:
+        raise ToolSpecError(f"--tools {spec}: holds a {strangers[0]}, not only dsh tools")
+    return tools
+
+
+def describe(pending: PendingApproval) -> str:
+    """One line naming the call, its tool and its arguments."""
+    why = f" ({pending.reason})" if pending.reason else ""
+    return f"{pending.tool_name} {pending.arguments} [call {pending.call_id}]{why}"
+
+
+def pending_note(pending: Sequence[PendingApproval]) -> str | None:
+    """What to tell the user about the calls waiting for a decision, if any."""
+    if not pending:
+        return None
+    listed = "; ".join(describe(waiting) for waiting in pending)
+    return (
+        f"{len(pending)} tool call(s) wait for approval: {listed}. "
+        f"{APPROVE} CALL runs one, {DENY} CALL [REASON] refuses it"
+    )
+
+
+def ask_prompt(pending: Sequence[PendingApproval]) -> str | None:
+    """The terminal's question about the first waiting call, if any."""
+    return f"allow {describe(pending[0])}? [y/n] › " if pending else None
+
+
+async def decide_line(agent: AgentLoop, line: str, *, answers: bool) -> str | None:
+    """Carry out ``line`` if it decides a waiting call (``/approve``, ``/deny``, and
+    with ``answers`` a ``y`` / ``n [REASON]`` about the first one); return the note to
+    show, or None when the line is not a decision. A call that is not waiting
+    raises :class:`~dsh_agent.approvals.ApprovalError`."""
+    command, _, rest = line.strip().partition(" ")
+    call_id, _, reason = rest.strip().partition(" ")
+    pending = agent.pending_approvals
+    if answers and pending and agent.status == "idle" and command.lower() in YES | NO:
+        command = APPROVE if command.lower() in YES else DENY
+        call_id, reason = pending[0].call_id, rest.strip()
+    if command not in (APPROVE, DENY):
+        return None
+    if not call_id:
+        return f"usage: {APPROVE} CALL or {DENY} CALL [REASON]"
+    if command == APPROVE:
+        await agent.approve(call_id)
+        return f"approved call {call_id}"
+    await agent.deny(call_id, reason.strip() or None)
+    return f"denied call {call_id}"

@@ -1,0 +1,40 @@
+"""The README's approvals example runs as written, in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "approvals.py"
+
+
+def test_the_approvals_example_asks_then_a_second_agent_approves() -> None:
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        'waiting: delete_logs {"path": "/var/log"} (call-rm)',
+        "  (deleting logs under /var/log)",
+        "Deleted the old logs; /var has room again.",
+    ]
+
+
+def test_the_readme_shows_the_example_s_own_code() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Approvals that survive a restart") :]
+    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert match is not None
+    shown = [line.strip() for line in match.group(1).splitlines() if line.strip()]
+    source = [line.strip() for line in EXAMPLE.read_text().splitlines()]
+    windows = [source[start : start + len(shown)] for start in range(len(source))]
+    assert shown in windows  # a verbatim excerpt of the script the test above runs
