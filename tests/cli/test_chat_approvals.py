@@ -11,6 +11,7 @@ import pytest
 from cli.openai_server import FakeOpenAIServer, fake_openai_server
 from cli.runner import Dsh
 from cli.test_chat import chat, session_of
+from cli.test_chat_terminal import start_chat
 
 TOOLS = '''
 from pathlib import Path
@@ -84,3 +85,26 @@ def test_a_bad_tools_option_is_one_line(dsh: Dsh, server: FakeOpenAIServer) -> N
     _, notes, status = chat(dsh, server, "hi\n", "--tools", "no_such_module:TOOLS")
     assert status == 1
     assert notes.startswith("dsh: error: --tools no_such_module:TOOLS: cannot import")
+
+
+def test_the_terminal_asks_y_n_about_a_waiting_call(
+    dsh: Dsh, server: FakeOpenAIServer, tools: Path
+) -> None:
+    terminal = start_chat(server, dsh.cwd, "--tools", "shop_tools:TOOLS")
+    try:
+        terminal.expect_screen("you ›")
+        terminal.type(ASK.strip() + "\r")
+        terminal.expect_screen('allow wipe {"name": "notes.txt"} [call call-1]? [y/n] ›')
+        assert not tools.exists()
+        terminal.type("y\r")
+        terminal.expect_screen("Tool said: wiped notes.txt")
+        terminal.type(ASK.strip() + "\r")
+        terminal.expect_screen("[call call-3]? [y/n] ›")
+        terminal.type("n not twice\r")
+        terminal.expect_screen("denied call call-3")
+        terminal.expect_screen("Tool said: Error: the user denied")
+        terminal.type("\x04")
+        assert terminal.wait() == 0
+    finally:
+        terminal.close()
+    assert tools.read_text() == "notes.txt\n"  # once: approved, then denied
