@@ -299,9 +299,9 @@ class StepRunner:
                     return
                 if not admitted:
                     raise ApprovalsPending
+        except ApprovalsPending:
+            raise
         except Exception as error:
-            if isinstance(error, ApprovalsPending):
-                raise
             not_started = _not_started(error)
             for call in self._approvals.withdraw(calls):
                 self._commit_result(turn, step, call, self._log_call(turn, step, call), not_started)

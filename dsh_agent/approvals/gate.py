@@ -36,7 +36,7 @@ from dsh_session.session import Session
 TOOL_APPROVAL_DENIED = "TOOL_APPROVAL_DENIED"
 """The error code of the result of a call a person denied."""
 
-Denial = Literal["rejected", "cancelled", "unavailable"]
+Outcome = Literal["allowed-once", "rejected", "cancelled"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +65,8 @@ class ApprovalGate:
         self._session = session
         self._tools = tools
         self._policy = policy
+        self._verdicts: dict[str, tuple[bool, str | None]] = {}
+        """The policy's answer per call id: asked once per call in this process."""
 
     @property
     def pending(self) -> tuple[PendingApproval, ...]:
@@ -114,7 +116,7 @@ class ApprovalGate:
         unanswered = [call for call in calls if call.id not in answered]
         for call in unanswered:
             if call.id not in records:
-                needed, reason = approval_needed(call, self._tools.get(call.name), self._policy)
+                needed, reason = self._verdict(call)
                 if needed:
                     records[call.id] = ApprovalRecord(asked=self._ask(call, reason), decided=None)
         runnable: list[ToolCallBlock] = []
@@ -130,6 +132,13 @@ class ApprovalGate:
                 self._commit_denial(turn, step, call.id, call.name, None)
         return runnable, False
 
+    def _verdict(self, call: ToolCallBlock) -> tuple[bool, str | None]:
+        verdict = self._verdicts.get(call.id)
+        if verdict is None:
+            tool = self._tools.get(call.name)
+            verdict = self._verdicts[call.id] = approval_needed(call, tool, self._policy)
+        return verdict
+
     def withdraw(self, calls: Sequence[ToolCallBlock]) -> list[ToolCallBlock]:
         """The turn is ending (cancelled, or the loop failed): decide every open ask
         ``cancelled`` and return the calls still unanswered, for the loop to answer."""
@@ -139,29 +148,25 @@ class ApprovalGate:
         for call in unanswered:
             record = records.get(call.id)
             if record is not None and record.decided is None:
-                self._decide(record.asked, "cancelled")
+                self._decide(record.asked.data.id, "cancelled")
         return unanswered
 
     # --- decisions -------------------------------------------------------------------------
 
     def approve(self, call_id: str) -> None:
         """Record that ``call_id`` may run once."""
-        self._decide(self._pending(call_id).asked, "allowed-once")
+        self._decide(self._waiting(call_id).request_id, "allowed-once")
 
-    def deny(self, call_id: str, reason: str | None, outcome: Denial = "rejected") -> None:
+    def deny(self, call_id: str, reason: str | None) -> None:
         """Record the denial of ``call_id`` and commit its error result."""
-        record = self._pending(call_id)
-        current = open_step(self._session)
-        assert current is not None  # a pending call belongs to the open step
-        self._decide(record.asked, outcome)
-        name = next(call.name for call in current.calls if call.id == call_id)
-        self._commit_denial(current.turn, current.step, call_id, name, reason)
+        waiting = self._waiting(call_id)
+        self._decide(waiting.request_id, "rejected")
+        self._commit_denial(waiting.turn, waiting.step, call_id, waiting.tool_name, reason)
 
-    def _pending(self, call_id: str) -> ApprovalRecord:
+    def _waiting(self, call_id: str) -> PendingApproval:
         for waiting in self.pending:
             if waiting.call_id == call_id:
-                record = open_turn_approvals(self._session.events)[call_id]
-                return record
+                return waiting
         raise ApprovalError(self._not_pending(call_id), call_id=call_id)
 
     def _not_pending(self, call_id: str) -> str:
@@ -201,9 +206,9 @@ class ApprovalGate:
         assert isinstance(event, ApprovalAskedEvent)
         return event
 
-    def _decide(self, asked: ApprovalAskedEvent, outcome: Denial | Literal["allowed-once"]) -> None:
+    def _decide(self, request_id: str, outcome: Outcome) -> None:
         self._session.append(
-            "approval/decided", ApprovalDecidedData(id=asked.data.id, outcome=outcome)
+            "approval/decided", ApprovalDecidedData(id=request_id, outcome=outcome)
         )
 
     def _commit_denial(

@@ -229,3 +229,20 @@ async def test_an_approved_call_runs_at_once_while_a_later_one_still_waits() -> 
     await agent.when_idle()
     assert shop.runs == ["delete:/etc", "look:/tmp", "deploy:v2"]
     assert reconstruct_requests(agent.session.events) == adapter.requests
+
+
+async def test_the_policy_is_asked_once_per_call() -> None:
+    seen: list[str] = []
+
+    def policy(call: ToolCallBlock) -> bool:
+        seen.append(call.id)
+        return False
+
+    shop = Workshop()
+    agent, _ = shop.agent([calls(DELETE, LOOK), "Done."], approval=policy)
+    agent.followup(prompt("go"))
+    await agent.when_idle()
+    await agent.approve("c-delete")
+    await agent.when_idle()
+    assert shop.runs == ["delete:/etc", "look:/tmp"]
+    assert seen == ["c-delete", "c-look"]  # look was not asked about again on resuming
