@@ -1,9 +1,9 @@
 """An agent in a process of its own, for the restart tests.
 
-``python agent_process.py ask DB WORK`` runs a turn whose step calls ``count`` (no
-approval) and ``apply`` (approval required) over a SQLite store, prints
+``python agent_process.py ask STORE WORK`` runs a turn whose step calls ``count`` (no
+approval) and ``apply`` (approval required) over the store at URL ``STORE``, prints
 ``waiting <session> <call id>`` once idle, then sleeps until it is killed.
-``python agent_process.py approve|deny DB WORK SESSION CALL`` loads the session into a
+``python agent_process.py approve|deny STORE WORK SESSION CALL`` loads the session into a
 new agent, decides the call, waits until the turn ends and prints ``done``. Each run
 appends the requests its model received to ``WORK/requests.jsonl``; each tool run
 appends a line to ``WORK/<tool>.count`` (the side effect the tests count).
@@ -18,7 +18,8 @@ from pathlib import Path
 from dsh_agent import AgentLoop, tool
 from dsh_llm import create_user_message
 from dsh_llm.testing import ScriptedAdapter, reply
-from dsh_session import Session, SqliteSessionStore
+from dsh_session import Session
+from dsh_session.stores import SessionStore, open_store
 
 DENY_REASON = "not on a Friday"
 
@@ -44,7 +45,7 @@ def _tools(work: Path) -> list[object]:
 
 
 def _agent(
-    session: Session, adapter: ScriptedAdapter, store: SqliteSessionStore, work: Path
+    session: Session, adapter: ScriptedAdapter, store: SessionStore, work: Path
 ) -> AgentLoop:
     return AgentLoop(
         session=session,
@@ -62,13 +63,13 @@ def _save_requests(adapter: ScriptedAdapter, work: Path) -> None:
             out.write(request.model_dump_json() + "\n")
 
 
-async def ask(db: Path, work: Path) -> None:
+async def ask(url: str, work: Path) -> None:
     calls = [
         {"name": "count", "arguments": {"n": 3}, "id": "call-count"},
         {"name": "apply", "arguments": {"change": "v2"}, "id": "call-apply"},
     ]
     adapter = ScriptedAdapter([reply(text="Counting, then applying.", tool_calls=calls)])
-    store = SqliteSessionStore(db)
+    store = open_store(url)
     agent = _agent(Session.create(), adapter, store, work)
     agent.followup(create_user_message(content="Ship v2.", source={"kind": "user"}))
     await agent.when_idle()
@@ -78,9 +79,9 @@ async def ask(db: Path, work: Path) -> None:
     await asyncio.sleep(3600)  # killed here, waiting
 
 
-async def decide(decision: str, db: Path, work: Path, session_id: str, call_id: str) -> None:
+async def decide(decision: str, url: str, work: Path, session_id: str, call_id: str) -> None:
     adapter = ScriptedAdapter(["Done." if decision == "approve" else "Understood, I left it."])
-    async with SqliteSessionStore(db) as store:
+    async with open_store(url) as store:
         agent = _agent(await store.load(session_id), adapter, store, work)
         assert [p.call_id for p in agent.pending_approvals] == [call_id]
         if decision == "approve":
@@ -94,8 +95,8 @@ async def decide(decision: str, db: Path, work: Path, session_id: str, call_id: 
 
 
 if __name__ == "__main__":
-    mode, db, work = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+    mode, url, work = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     if mode == "ask":
-        asyncio.run(ask(db, work))
+        asyncio.run(ask(url, work))
     else:
-        asyncio.run(decide(mode, db, work, sys.argv[4], sys.argv[5]))
+        asyncio.run(decide(mode, url, work, sys.argv[4], sys.argv[5]))

@@ -13,7 +13,6 @@ import pytest
 
 from dsh_agent import reconstruct_requests
 from dsh_llm.request import GenerateRequest
-from dsh_session import SqliteSessionStore
 from dsh_session.events import (
     ApprovalAskedEvent,
     ApprovalDecidedEvent,
@@ -21,6 +20,7 @@ from dsh_session.events import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from dsh_session.stores import open_store
 
 from .agent_process import DENY_REASON
 from .support import results
@@ -39,9 +39,9 @@ def _spawn(*args: str) -> subprocess.Popen[str]:
     )
 
 
-def _ask_and_kill(db: Path, work: Path) -> tuple[str, str]:
+def _ask_and_kill(url: str, work: Path) -> tuple[str, str]:
     """Start the agent, wait until it is idle waiting for approval, SIGKILL it."""
-    child = _spawn("ask", str(db), str(work))
+    child = _spawn("ask", url, str(work))
     try:
         assert child.stdout is not None
         line = child.stdout.readline()
@@ -54,8 +54,8 @@ def _ask_and_kill(db: Path, work: Path) -> tuple[str, str]:
     return session_id, call_id
 
 
-def _decide(decision: str, db: Path, work: Path, session_id: str, call_id: str) -> None:
-    child = _spawn(decision, str(db), str(work), session_id, call_id)
+def _decide(decision: str, url: str, work: Path, session_id: str, call_id: str) -> None:
+    child = _spawn(decision, url, str(work), session_id, call_id)
     stdout, stderr = child.communicate(timeout=120)
     assert child.returncode == 0, stderr
     assert stdout == "done\n"
@@ -71,8 +71,8 @@ def _requests(work: Path) -> list[GenerateRequest]:
     return [GenerateRequest.model_validate_json(line) for line in lines]
 
 
-async def _events(db: Path, session_id: str) -> list[SessionEvent]:
-    async with SqliteSessionStore(db, mode="read") as store:
+async def _events(url: str, session_id: str) -> list[SessionEvent]:
+    async with open_store(url, mode="read") as store:
         session, _ = await store.read(session_id)
     return list(session.events)
 
@@ -81,11 +81,13 @@ def _types(events: list[SessionEvent]) -> list[str]:
     return [event.type for event in events if event.type != "assistant/chunk"]
 
 
-@pytest.mark.parametrize("decision", ["approve", "deny"])
+@pytest.mark.parametrize(
+    ("decision", "backend"), [("approve", "sqlite"), ("deny", "sqlite"), ("approve", "jsonl")]
+)
 async def test_a_decision_after_sigkill_continues_the_same_turn(
-    decision: str, tmp_path: Path
+    decision: str, backend: str, tmp_path: Path
 ) -> None:
-    db = tmp_path / "agent.db"
+    db = f"sqlite:///{tmp_path}/agent.db" if backend == "sqlite" else f"jsonl:///{tmp_path}/logs"
     session_id, call_id = _ask_and_kill(db, tmp_path)
     assert call_id == "call-apply"
     waiting = await _events(db, session_id)
