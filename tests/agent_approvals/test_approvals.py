@@ -3,12 +3,14 @@ decisions and their errors, and input or cancellation while a turn waits."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Sequence
 
 import pytest
 
-from dsh_agent import AgentError, ApprovalError, reconstruct_requests
+from dsh_agent import AgentError, AgentLoop, ApprovalError, reconstruct_requests, tool
 from dsh_llm.content import ToolCallBlock
+from dsh_llm.testing import ScriptedAdapter
 from dsh_session import Session
 from dsh_session.events import (
     ApprovalAskedEvent,
@@ -246,3 +248,34 @@ async def test_the_policy_is_asked_once_per_call() -> None:
     await agent.when_idle()
     assert shop.runs == ["delete:/etc", "look:/tmp"]
     assert seen == ["c-delete", "c-look"]  # look was not asked about again on resuming
+
+
+async def test_a_decision_made_while_an_earlier_call_runs_is_taken_up_by_that_turn() -> None:
+    started, release = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def slow_look(path: str) -> str:
+        """Read a path, slowly."""
+        started.set()
+        await release.wait()
+        return "seen"
+
+    shop = Workshop()
+    adapter = ScriptedAdapter([calls(("c-slow", "slow_look", {"path": "/"}), DELETE), "Done."])
+    agent = AgentLoop(
+        session=Session.create(),
+        adapter=adapter,
+        provider="test",
+        model="scripted",
+        tools=(slow_look, *shop.tools),
+    )
+    agent.followup(prompt("go"))
+    await started.wait()
+    assert [p.call_id for p in agent.pending_approvals] == ["c-delete"]  # asked up front
+    await agent.approve("c-delete")  # while slow_look still runs
+    assert agent.status == "running" and shop.runs == []
+    release.set()
+    await agent.when_idle()
+    assert shop.runs == ["delete:/etc"]
+    assert agent.session.open_turn is None
+    assert reconstruct_requests(agent.session.events) == adapter.requests
