@@ -39,8 +39,13 @@ def open_turn_approvals(events: Sequence[SessionEvent]) -> dict[str, ApprovalRec
     """The asks about tool calls in the open turn, by call id, in log order (empty
     between turns). A call asked about twice keeps its latest ask."""
     start = _open_turn_start(events)
-    if start is None:
-        return {}
+    return {} if start is None else approvals_since(events, start)
+
+
+def approvals_since(events: Sequence[SessionEvent], start: int) -> dict[str, ApprovalRecord]:
+    """The asks about tool calls from ``events[start]`` on, with their decisions, by
+    call id. An agent asks and decides in the step of the call, so the fold from the
+    open step's start costs the step's length, not the turn's."""
     by_request: dict[str, ApprovalRecord] = {}
     by_call: dict[str, ApprovalRecord] = {}
     for event in events[start:]:

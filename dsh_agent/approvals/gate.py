@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dsh_agent.approvals.errors import ApprovalError
-from dsh_agent.approvals.open_step import open_step
+from dsh_agent.approvals.open_step import OpenStep, open_step
 from dsh_agent.approvals.policy import ApprovalPolicy, approval_needed
 from dsh_agent.tools import Tool
 from dsh_llm.content import ToolCallBlock
 from dsh_llm.create import create_tool_result_message
 from dsh_llm.ids import new_uuid7
-from dsh_session.approvals import ApprovalRecord, open_turn_approvals
+from dsh_session.approvals import ApprovalRecord, approvals_since
 from dsh_session.events import (
     ApprovalAskedEvent,
     ApprovalDecidedEvent,
@@ -71,10 +71,9 @@ class ApprovalGate:
     @property
     def pending(self) -> tuple[PendingApproval, ...]:
         """The calls of the open step waiting for a decision, in model order."""
-        current = open_step(self._session)
+        current, records = self._state()
         if current is None:
             return ()
-        records = open_turn_approvals(self._session.events)
         waiting: list[PendingApproval] = []
         for call in current.unanswered:
             record = records.get(call.id)
@@ -98,10 +97,10 @@ class ApprovalGate:
     def blocked(self) -> bool:
         """Whether the open step cannot go on: its next unanswered call (model order)
         waits for a decision."""
-        current = open_step(self._session)
+        current, records = self._state()
         if current is None or not current.unanswered:
             return False
-        record = open_turn_approvals(self._session.events).get(current.unanswered[0].id)
+        record = records.get(current.unanswered[0].id)
         return record is not None and record.decided is None
 
     # --- the tool phase ------------------------------------------------------------------
@@ -111,8 +110,8 @@ class ApprovalGate:
     ) -> tuple[list[ToolCallBlock], bool]:
         """Ask about the calls that need it, then return the unanswered calls that may
         run now (model order, up to the first undecided one) and whether one waits."""
-        answered = self._answered()
-        records = open_turn_approvals(self._session.events)
+        current, records = self._state()
+        answered = frozenset() if current is None else current.answered
         unanswered = [call for call in calls if call.id not in answered]
         for call in unanswered:
             if call.id not in records:
@@ -142,8 +141,8 @@ class ApprovalGate:
     def withdraw(self, calls: Sequence[ToolCallBlock]) -> list[ToolCallBlock]:
         """The turn is ending (cancelled, or the loop failed): decide every open ask
         ``cancelled`` and return the calls still unanswered, for the loop to answer."""
-        answered = self._answered()
-        records = open_turn_approvals(self._session.events)
+        current, records = self._state()
+        answered = frozenset() if current is None else current.answered
         unanswered = [call for call in calls if call.id not in answered]
         for call in unanswered:
             record = records.get(call.id)
@@ -194,9 +193,12 @@ class ApprovalGate:
 
     # --- writing ---------------------------------------------------------------------------
 
-    def _answered(self) -> frozenset[str]:
+    def _state(self) -> tuple[OpenStep | None, dict[str, ApprovalRecord]]:
+        """The open step and the approvals asked in it, read from the log."""
         current = open_step(self._session)
-        return frozenset() if current is None else current.answered
+        if current is None:
+            return None, {}
+        return current, approvals_since(self._session.events, current.start)
 
     def _ask(self, call: ToolCallBlock, reason: str | None) -> ApprovalAskedEvent:
         data = ApprovalAskedData(

@@ -20,6 +20,8 @@ class OpenStep:
     """The calls its assistant message requested, in model order."""
     answered: frozenset[str]
     """The ids of the calls that have a ``tool/result``."""
+    start: int
+    """The index of its ``step/start`` in the log."""
 
     @property
     def unanswered(self) -> tuple[ToolCallBlock, ...]:
@@ -34,13 +36,17 @@ def open_step(session: Session) -> OpenStep | None:
     calls: list[ToolCallBlock] = []
     answered: set[str] = set()
     events = session.events
+    start = 0
     for index in range(len(events) - 1, -1, -1):
         event = events[index]
         if isinstance(event, StepStartEvent):
+            start = index
             break
         if isinstance(event, AssistantMessageEvent) and event.surface_op == "append":
             blocks = event.data.message.content
             calls[:0] = [block for block in blocks if isinstance(block, ToolCallBlock)]
         elif isinstance(event, ToolResultEvent) and event.surface_op == "append":
             answered.add(event.data.message.source.call_id)
-    return OpenStep(turn=turn, step=step, calls=tuple(calls), answered=frozenset(answered))
+    return OpenStep(
+        turn=turn, step=step, calls=tuple(calls), answered=frozenset(answered), start=start
+    )
