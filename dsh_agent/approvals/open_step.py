@@ -37,8 +37,7 @@ def open_step(session: Session) -> OpenStep | None:
     answered: set[str] = set()
     events = session.events
     start = 0
-    for index in range(len(events) - 1, -1, -1):
-        event = events[index]
+    for index, event in zip(range(len(events) - 1, -1, -1), reversed(events), strict=True):
         if isinstance(event, StepStartEvent):
             start = index
             break
