@@ -321,6 +321,45 @@ class SessionStore(ABC):
         headers = await self._call(lambda: self._reading("sessions", self._read_headers))
         return sorted(headers, key=lambda header: (header.created_at, header.id))
 
+    async def delete(self, session_id: str) -> None:
+        """Remove a stored session for good, all or nothing: after a crash mid-delete the
+        session loads whole or is gone. A fork of it keeps its own copy of the events
+        it took and still loads (docs/decisions/2026-12-03-session-delete.md).
+
+        Raises :class:`SessionConflictError` while a writer owns the session (attached
+        to this store, or held by another store object or process; nothing is
+        removed), :class:`SessionNotFoundError` when there is none, and
+        :class:`StoreError` on a read-only store or when the removal fails."""
+        sid = validate_session_id(session_id)
+        self._check_open()
+        if self.read_only:
+            raise StoreError(f"{self} was opened read-only; session {sid!r} cannot be deleted")
+        if sid in self._tracked or sid in self._loading:
+            raise SessionConflictError(
+                f"session {sid!r} is attached to this store; detach it before deleting it",
+                session_id=sid,
+                holder=repr(self),
+            )
+        await self._call(lambda: self._delete_owned(sid), batch_size=0)
+
+    def _delete_owned(self, sid: SessionId) -> None:
+        """Own the session (refused while a writer holds it), remove it, let it go."""
+        self._claim(sid, stored=False)
+        try:
+            self._delete_log(sid)
+        except SessionError:
+            raise
+        except Exception as error:
+            raise StoreError(f"could not delete session {sid!r} from {self}: {error}") from error
+        finally:
+            self._forget(sid)
+            self._disclaim(sid)
+
+    def _delete_log(self, session_id: SessionId) -> None:
+        """Remove a stored session, all or nothing as far as a later load can tell; raise
+        :class:`SessionNotFoundError` when there is none. Called while owning it."""
+        raise StoreError(f"{self} cannot delete sessions")
+
     # --- lifetime ---------------------------------------------------------------------
 
     async def close(self) -> None:

@@ -263,6 +263,23 @@ class SqliteSessionStore(SessionStore):
                 "attaching a new session with the same id"
             ) from None
 
+    def _delete_log(self, session_id: SessionId) -> None:
+        """One transaction removes the header, the events and the writer epoch."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            deleted = db.execute("DELETE FROM dsh_sessions WHERE id = ?", (session_id,))
+            if deleted.rowcount == 0:
+                raise SessionNotFoundError(session_id, repr(self))
+            db.execute("DELETE FROM dsh_events WHERE session_id = ?", (session_id,))
+            _EPOCHS.forget(db.cursor(), session_id)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        self.stats.fsyncs += 1
+
     # --- reading ----------------------------------------------------------------------
 
     def _read_log(self, session_id: SessionId) -> StoredLog:
