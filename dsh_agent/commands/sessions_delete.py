@@ -16,11 +16,13 @@ import sys
 
 from dsh_agent.commands.output import stdout_console
 from dsh_agent.commands.render import format_time
-from dsh_agent.commands.session_ids import ID_HELP, resolve_session_id
+from dsh_agent.commands.session_ids import ID_HELP, SessionIdError, resolve_session_id
 from dsh_agent.commands.storage import UnreadableSessionError, read_session
 from dsh_agent.commands.summary import summarize
 from dsh_llm.errors import DshError
-from dsh_session.stores import SessionStore, open_store
+from dsh_session.errors import SessionError
+from dsh_session.header import validate_session_id
+from dsh_session.stores import SessionNotFoundError, SessionStore, open_store
 
 HELP = "delete a stored session for good (asks first unless --yes)"
 
@@ -41,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 async def delete(args: argparse.Namespace) -> int:
     """Resolve the id, confirm, delete; one line says what went."""
     async with open_store(args.store, mode="open") as store:
-        session_id = await resolve_session_id(store, args.id)
+        session_id = await _session_to_delete(store, args.id)
         if not args.yes:
             _confirm(session_id, await _describe(store, session_id))
         await store.delete(session_id)
@@ -49,11 +51,27 @@ async def delete(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _session_to_delete(store: SessionStore, given: str) -> str:
+    """The id ``given`` names, as for every command; and a full id even when the
+    session is not listed (a damaged header), since removing it is the remedy."""
+    try:
+        return await resolve_session_id(store, given)
+    except SessionIdError as error:
+        if error.matches:
+            raise
+        try:
+            return validate_session_id(given)
+        except SessionError:
+            raise error from None
+
+
 async def _describe(store: SessionStore, session_id: str) -> str:
     """What the session holds, and which forks of it stay, for the question."""
     try:
         session, _ = await read_session(store, session_id)
-    except UnreadableSessionError as error:
+    except SessionNotFoundError:
+        raise
+    except (SessionError, UnreadableSessionError) as error:
         what = f"it cannot be loaded: {error}"
     else:
         summary = summarize(session)

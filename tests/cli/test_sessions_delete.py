@@ -90,3 +90,20 @@ def test_a_session_a_chat_is_writing_is_not_deleted(demo_copy: Dsh, demo: DemoRu
             chat.close()
     assert demo_copy.ok("sessions", "delete", demo.session_id, "--yes")
     assert _listed(demo_copy) == []
+
+
+def test_a_session_too_damaged_to_be_listed_is_deleted_by_its_full_id(dsh: Dsh) -> None:
+    store = dsh.cwd / "logs"
+    store.mkdir()
+    (store / "broken-1.jsonl").write_text('{"type": "session", "version": 0, "id": \n')
+    url = f"jsonl:///{store.name}"
+    assert dsh.json("sessions", "list", "--store", url) == []
+    prefix = dsh.run("sessions", "delete", "broken", "--yes", "--store", url)
+    assert prefix.returncode == 1
+    assert "dsh: error: no session 'broken'" in prefix.stderr  # a prefix needs a listing
+    assert (store / "broken-1.jsonl").exists()
+
+    result = dsh.run("sessions", "delete", "broken-1", "--yes", "--store", url)
+
+    assert result.returncode == 0, result.stderr
+    assert list(store.iterdir()) == []
