@@ -8,8 +8,8 @@ from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 DOCS = REPOSITORY / "docs"
-RUNNABLE = "<!-- runnable -->"
-_BLOCK = re.compile(r"<!-- runnable -->\n```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+_BLOCK = re.compile(r"^<!-- runnable -->\n```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+_MARKER = re.compile(r"^<!-- runnable -->$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -36,5 +36,8 @@ def runnable_examples() -> list[Example]:
 
 
 def markers() -> int:
-    """How many runnable markers the pages hold (each must precede a python block)."""
-    return sum(path.read_text(encoding="utf-8").count(RUNNABLE) for path in DOCS.rglob("*.md"))
+    """How many lines of the pages are a runnable marker (each must precede a python
+    block; a marker quoted inside a line is prose, not a marker)."""
+    return sum(
+        len(_MARKER.findall(path.read_text(encoding="utf-8"))) for path in DOCS.rglob("*.md")
+    )
