@@ -245,12 +245,10 @@ class AgentLoop:
         self.send(message, "next-step", False)
 
     def retry(self) -> None:
-        """Run the failed last turn again over the same history: a new turn with no
-        new input, as an automatic retry would (a sequence that a crash or a cancel
-        cut short keeps the budget it had left). Starts the turn before returning;
-        await :meth:`when_idle` for its end. Raises :class:`NothingToRetryError` when
-        the last turn did not fail, and :class:`AgentError` while a turn runs; both
-        write nothing."""
+        """Run the failed last turn again over the same history, in a new turn that
+        claims no input (see dsh_agent/README.md, "Failures and retries"); started
+        before returning. Raises :class:`NothingToRetryError` when the last turn did
+        not fail, :class:`AgentError` while a turn runs; both write nothing."""
         self._check_open()
         if self._status != "idle":
             raise AgentError(f"agent {self.id!r} is running a turn: retry() needs it idle")

@@ -54,15 +54,21 @@ class RetryPolicy:
     @property
     def key(self) -> str:
         """The canonical identity of the policy written as ``policyKey``: every field
-        that changes behaviour, codes sorted (eligibility is set membership)."""
+        that changes behaviour, codes sorted (eligibility is set membership), numbers
+        as the harness's ``JSON.stringify`` writes them (``500``, not ``500.0``)."""
         return json.dumps(
             [
                 "normal",
                 self.max_retries,
                 sorted(self.codes),
-                self.initial_delay_ms,
-                self.max_delay_ms,
-                self.jitter_ratio,
+                _js_number(self.initial_delay_ms),
+                _js_number(self.max_delay_ms),
+                _js_number(self.jitter_ratio),
             ],
             separators=(",", ":"),
         )
+
+
+def _js_number(value: float) -> float | int:
+    """``value`` as JavaScript would print it: an integral float without ``.0``."""
+    return int(value) if float(value).is_integer() else value

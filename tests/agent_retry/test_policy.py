@@ -64,6 +64,7 @@ def test_the_key_names_every_behaviour_with_codes_sorted() -> None:
     same = RetryPolicy(codes=frozenset({"RATE_LIMIT", "SERVER"}))
     assert one.key == same.key == '["normal",5,["RATE_LIMIT","SERVER"],500,10000,0.1]'
     assert RetryPolicy(max_retries=4).key != RetryPolicy().key
+    assert RetryPolicy(initial_delay_ms=500.0, jitter_ratio=0.0).key.endswith(",500,10000,0]")
 
 
 @pytest.mark.parametrize(
