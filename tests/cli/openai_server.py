@@ -66,7 +66,9 @@ class FakeOpenAIServer(ThreadingHTTPServer):
         self.delay = delay
         self.requests: list[dict[str, Any]] = []
         self.refusals_left = 0
-        """How many of the next requests to refuse with a 401 (which is not retried)."""
+        """How many of the next requests to refuse with ``refusal_status``."""
+        self.refusal_status = 401
+        """401 is not retried; 503 is."""
 
     @property
     def base_url(self) -> str:
@@ -88,7 +90,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.refusals_left -= refused
             message = "refused as scripted" if refused else f"no route {self.path}"
             error = json.dumps({"error": {"message": message}}).encode()
-            self.send_response(401 if refused else 404)
+            self.send_response(self.server.refusal_status if refused else 404)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(error)))
             self.end_headers()

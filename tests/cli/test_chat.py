@@ -119,6 +119,20 @@ def test_retry_runs_the_failed_turn_again_without_sending_the_prompt_twice(
     assert [m["role"] for m in second["messages"]] == ["user"]
 
 
+def test_a_transient_failure_is_retried_and_said_on_stderr(
+    dsh: Dsh, server: FakeOpenAIServer
+) -> None:
+    server.refusals_left, server.refusal_status = 1, 503
+
+    replies, notes, status = chat(dsh, server, "hello\n")
+
+    assert status == 0, notes
+    assert replies == "You said: hello\n"
+    [retry] = [line for line in notes.splitlines() if "retry 1 of 5" in line]
+    assert retry.startswith("dsh: SERVER: HTTP 503: refused as scripted; retry 1 of 5 in ")
+    assert len(server.requests) == 2
+
+
 def test_a_missing_api_key_is_one_line_and_non_zero(dsh: Dsh) -> None:
     result = dsh.run(
         *("chat", "--provider", "anthropic", "--model", "m", "--api-key-env", "NO_SUCH_KEY"),
