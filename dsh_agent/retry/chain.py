@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from dsh_agent.errors import NothingToRetryError
 from dsh_session.events import (
     AbortedReason,
+    AssistantChunkEvent,
     AssistantMessageEvent,
     ErrorReason,
     InterruptedReason,
@@ -62,9 +63,9 @@ class RetryTarget:
 
 
 def retry_target(events: Sequence[SessionEvent]) -> RetryTarget:
-    """The last turn, when it can be run again: it ended ``error``, ``interrupted``
-    (the process died in it) or ``aborted`` while a retry sequence was in flight.
-    Raises :class:`NothingToRetryError` otherwise."""
+    """The last turn, when it can be run again: it ended ``error`` after asking the
+    model, ``interrupted`` (the process died in it) or ``aborted`` while a retry
+    sequence was in flight. Raises :class:`NothingToRetryError` otherwise."""
     end_index = _last_turn_end(events)
     if end_index is None:
         raise NothingToRetryError("nothing to retry: the session has no finished turn")
@@ -73,6 +74,12 @@ def retry_target(events: Sequence[SessionEvent]) -> RetryTarget:
     turn, reason = end.data.turn, end.data.reason
     in_flight = _in_flight(events, end_index)
     if isinstance(reason, ErrorReason):
+        if not _asked_the_model(events, end_index):
+            raise NothingToRetryError(
+                f"nothing to retry: the last turn ({turn}) failed before asking the model "
+                f"({reason.error.code}: {reason.error.message}); its input never reached the "
+                "history, so send it again"
+            )
         return RetryTarget(turn, None)
     if isinstance(reason, InterruptedReason | AbortedReason) and in_flight is not None:
         return RetryTarget(turn, _remaining(in_flight))
@@ -88,6 +95,17 @@ def _last_turn_end(events: Sequence[SessionEvent]) -> int | None:
         if isinstance(events[index], TurnEndEvent):
             return index
     return None
+
+
+def _asked_the_model(events: Sequence[SessionEvent], end_index: int) -> bool:
+    """Whether the turn ending at ``end_index`` made a model attempt (logged a chunk)."""
+    for index in range(end_index - 1, -1, -1):
+        event = events[index]
+        if isinstance(event, AssistantChunkEvent):
+            return True
+        if isinstance(event, TurnStartEvent):
+            return False
+    return False
 
 
 def _in_flight(events: Sequence[SessionEvent], end_index: int) -> LlmRetryData | None:

@@ -8,7 +8,17 @@ import asyncio
 import pytest
 from providers.http_stub import StubServer
 
-from dsh_agent import AgentLoop, NothingToRetryError, RetryPolicy, TurnFailed, run, run_retry
+from dsh_agent import (
+    AgentLoop,
+    CallNext,
+    NothingToRetryError,
+    PreStep,
+    PreStepDecision,
+    RetryPolicy,
+    TurnFailed,
+    run,
+    run_retry,
+)
 from dsh_session.events import AbortedReason, TurnEndEvent, UserMessageEvent
 
 from .support import answer, make_agent, prompt, retries, server_error, started
@@ -112,3 +122,19 @@ async def test_retry_after_a_cancelled_wait_keeps_the_budget_left(stub: StubServ
     result = await retrying
     assert result.finish_reason == "aborted"
     assert len(stub.requests) == 2
+
+
+async def test_a_turn_that_failed_before_asking_the_model_is_not_retried(
+    stub: StubServer,
+) -> None:
+    agent = make_agent(stub.url)
+
+    async def broken(step: PreStep, call_next: CallNext) -> PreStepDecision:
+        raise RuntimeError("pre-step broke")
+
+    agent.on_pre_step(broken)
+    await run(agent, prompt(), raise_on_error=False)
+
+    with pytest.raises(NothingToRetryError, match="failed before asking the model"):
+        agent.retry()
+    assert stub.requests == []
