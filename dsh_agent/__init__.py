@@ -8,9 +8,11 @@ from dsh_agent.errors import (
     AgentClosedError,
     AgentError,
     InboxError,
+    NothingToRetryError,
     SessionInUseError,
     StreamOverflowError,
 )
+from dsh_agent.failures import TurnFailed
 from dsh_agent.inbox import Inbox
 from dsh_agent.loop import AgentLoop
 from dsh_agent.notifications import (
@@ -35,7 +37,8 @@ from dsh_agent.requests import (
     reconstruct_request,
     reconstruct_requests,
 )
-from dsh_agent.run import RunResult, run
+from dsh_agent.retry import RetryPolicy
+from dsh_agent.run import RunResult, run, run_retry
 from dsh_agent.streaming.stream import UpdateStream, run_stream
 from dsh_agent.streaming.sync import SyncAgent, run_sync
 from dsh_agent.streaming.updates import (
@@ -91,6 +94,7 @@ __all__ = [
     "MessageDiscarded",
     "MessageQueued",
     "ModelAttempt",
+    "NothingToRetryError",
     "Notification",
     "NotificationObserver",
     "PreStep",
@@ -100,6 +104,7 @@ __all__ = [
     "Reject",
     "RequestMismatch",
     "RequestReconstructionError",
+    "RetryPolicy",
     "RunResult",
     "SessionInUseError",
     "StatusChanged",
@@ -117,6 +122,7 @@ __all__ = [
     "ToolResultCommitted",
     "ToolReturn",
     "TurnEnded",
+    "TurnFailed",
     "TurnStarted",
     "UpdateStream",
     "UserMessageEntered",
@@ -127,6 +133,7 @@ __all__ = [
     "reconstruct_request",
     "reconstruct_requests",
     "run",
+    "run_retry",
     "run_stream",
     "run_sync",
     "tool",

@@ -26,6 +26,9 @@ from dsh_agent.notifications import (
     StatusChanged,
 )
 from dsh_agent.prestep import PreStepHandler
+from dsh_agent.retry.chain import RetryTarget, retry_target
+from dsh_agent.retry.policy import RetryPolicy
+from dsh_agent.retry.scheduler import RetryScheduler
 from dsh_agent.session_claims import claim, release
 from dsh_agent.step import StepRunner
 from dsh_agent.streaming.stream import DEFAULT_MAX_PENDING, UpdateStream, run_stream
@@ -46,6 +49,9 @@ if TYPE_CHECKING:
     from dsh_session.stores import SessionStore
 
 _log = logging.getLogger("dsh_agent")
+
+DEFAULT_RETRY = RetryPolicy()
+"""Retries are on unless ``retry=None``: 5, from 500 ms to 10 s, 10 % jitter."""
 
 
 def _index_tools(tools: Iterable[Tool]) -> dict[str, Tool]:
@@ -77,11 +83,13 @@ class AgentLoop:
         store: SessionStore | None = None,
         max_tokens: int | None = None,
         check_requests: bool = False,
+        retry: RetryPolicy | None = DEFAULT_RETRY,
     ) -> None:
         """Build a loop over ``session`` (new, or loaded from a store, whose pending
         inbox is restored). With ``store``, the session is attached to it and flushed
         at every checkpoint. ``check_requests`` compares each live request with its
-        reconstruction from the log before sending it."""
+        reconstruction from the log before sending it. ``retry`` says which failed
+        model attempts are tried again, logged (``None``: none)."""
         claim(session, self)  # one loop per session object; released by aclose() or GC
         try:
             if session.open_turn is not None:
@@ -95,7 +103,7 @@ class AgentLoop:
                 system=system or None,
                 tools=tuple(offered.schema() for offered in tools) or None,
             )
-            self._build(session, adapter, _index_tools(tools), header, store, check_requests)
+            self._build(session, adapter, _index_tools(tools), header, store, check_requests, retry)
         except BaseException:
             release(session, self)
             raise
@@ -108,6 +116,7 @@ class AgentLoop:
         header: RequestHeader,
         store: SessionStore | None,
         check_requests: bool,
+        retry: RetryPolicy | None,
     ) -> None:
         self._session = session
         self._store = store
@@ -121,6 +130,11 @@ class AgentLoop:
         self._latched = False
         """A waking send arrived while the turn was aborting: wake again once idle."""
         self._inbox = Inbox(session, self._notify)
+        self._retries = (
+            None
+            if retry is None
+            else RetryScheduler(session=session, policy=retry, checkpoint=self._checkpoint)
+        )
         self._steps = StepRunner(
             session=session,
             adapter=adapter,
@@ -130,6 +144,7 @@ class AgentLoop:
             checkpoint=self._checkpoint,
             check_requests=check_requests,
             notify=self._notify,
+            retry=self._retries,
         )
         self._turns = TurnRunner(
             agent=self,
@@ -229,6 +244,18 @@ class AgentLoop:
         """Put ``message`` into the next step without waking the agent."""
         self.send(message, "next-step", False)
 
+    def retry(self) -> None:
+        """Run the failed last turn again over the same history, in a new turn that
+        claims no input (see dsh_agent/README.md, "Failures and retries"); started
+        before returning. Raises :class:`NothingToRetryError` when the last turn did
+        not fail, :class:`AgentError` while a turn runs; both write nothing."""
+        self._check_open()
+        if self._status != "idle":
+            raise AgentError(f"agent {self.id!r} is running a turn: retry() needs it idle")
+        target = retry_target(self._session.events)
+        asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
+        self._start_driver(again=target)
+
     def cancel(self, cause: CancelCauseInput = "user", *, keep_inbox: bool = False) -> None:
         """Abort the running turn with ``cause`` (the first cause wins). Unless
         ``keep_inbox``, everything pending is discarded first (durably). Cancelling
@@ -323,8 +350,9 @@ class AgentLoop:
         scope = self._scope
         return scope is not None and scope.cause is not None and scope.cause.kind == "disposed"
 
-    def _start_driver(self) -> None:
-        """Open a turn synchronously, then hand it to a new driver task."""
+    def _start_driver(self, again: RetryTarget | None = None) -> None:
+        """Open a turn synchronously, then hand it to a new driver task. ``again``:
+        the turn runs the failed last one again and claims no input."""
         scope = self._scope = CancelScope()
         self._latched = False
         self._set_status("running")
@@ -332,13 +360,19 @@ class AgentLoop:
             self._scope = None
             self._set_status("idle")
             return
-        turn, claimed = self._turns.open()
-        self._driver = asyncio.get_running_loop().create_task(self._drive(scope, turn, claimed))
+        turn, claimed = self._turns.open(claim=again is None)
+        if self._retries is not None:
+            self._retries.carry(turn, None if again is None else again.remaining)
+        driving = self._drive(scope, turn, claimed, again=again is not None)
+        self._driver = asyncio.get_running_loop().create_task(driving)
 
-    async def _drive(self, scope: CancelScope, turn: int, claimed: tuple[UserMessage, ...]) -> None:
+    async def _drive(
+        self, scope: CancelScope, turn: int, claimed: tuple[UserMessage, ...], *, again: bool
+    ) -> None:
         try:
             while True:
-                reason = await self._turns.run(scope, turn, claimed)
+                reason = await self._turns.run(scope, turn, claimed, again=again)
+                again = False
                 if (
                     scope.cause is not None
                     or not isinstance(reason, CompletedReason | MaxTokensReason)

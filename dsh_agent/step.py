@@ -11,6 +11,7 @@ aborted before dispatch, so the next request stays valid for the provider.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Literal
 
@@ -23,6 +24,7 @@ from dsh_agent.requests import (
     diff_requests,
     reconstruct_request,
 )
+from dsh_agent.retry.scheduler import RetryScheduler
 from dsh_agent.tools import Tool, ToolCallOutcome, ToolContext, execute_tool_call
 from dsh_llm.assembler import BlockAssembler
 from dsh_llm.content import TextBlock, ToolCallBlock
@@ -54,6 +56,8 @@ from dsh_session.events import (
     TurnEndReason,
 )
 from dsh_session.session import Session
+
+_log = logging.getLogger("dsh_agent")
 
 INCOMPLETE_STREAM = STREAM_CLOSED
 """The failure code of an attempt whose stream ended without a ``finish`` chunk (the
@@ -90,8 +94,10 @@ class StepRunner:
         checkpoint: Checkpoint,
         check_requests: bool,
         notify: Callable[[Notification], None],
+        retry: RetryScheduler | None,
     ) -> None:
         self._session = session
+        self._retry = retry
         self._notify = notify
         self._adapter = adapter
         self._tools = tools
@@ -114,18 +120,23 @@ class StepRunner:
         try:
             for message in entering:
                 append("user/message", message)
-            request = self._request()
-            if self._check_requests:
-                differences = diff_requests(request, reconstruct_request(self._session.events))
-                if differences:
-                    mismatch = str(RequestMismatch(differences))
-                    # The harness has no check mode; its nearest code, detail in the message.
-                    failure = LlmFailure(
-                        message=f"request mismatch: {mismatch}", code=INVALID_REQUEST
-                    )
-                    return ErrorReason(error=failure)
-            await self._checkpoint(scope)
-            return await self._answer(scope, turn, step, request)
+            while True:  # one attempt, and one more after each retry wait
+                request = self._request()
+                if self._check_requests:
+                    differences = diff_requests(request, reconstruct_request(self._session.events))
+                    if differences:
+                        mismatch = str(RequestMismatch(differences))
+                        # The harness has no check mode; its nearest code, detail in the message.
+                        failure = LlmFailure(
+                            message=f"request mismatch: {mismatch}", code=INVALID_REQUEST
+                        )
+                        return ErrorReason(error=failure)
+                await self._checkpoint(scope)
+                outcome = await self._answer(scope, turn, step, request)
+                if not isinstance(outcome, ErrorReason) or self._retry is None:
+                    return outcome
+                if not await self._retry.wait(scope, turn, step, request.provider, outcome.error):
+                    return outcome
         finally:
             append("step/end", StepData(turn=turn, step=step))
 
@@ -213,6 +224,7 @@ class StepRunner:
             finally:
                 await _close(stream)
         except Exception as error:
+            _log.warning("agent %s: the model adapter raised", self._session.id, exc_info=True)
             failure = LlmFailure.from_exception(error)
         if failure is not None:
             finish = _error_finish(failure)

@@ -65,11 +65,14 @@ class TurnRunner:
         self._checkpoint = checkpoint
         self._notify = notify
 
-    def open(self) -> tuple[int, tuple[UserMessage, ...]]:
-        """Write ``turn/start`` and claim the first step's input, synchronously:
-        the new turn's number and the claimed messages."""
+    def open(self, *, claim: bool = True) -> tuple[int, tuple[UserMessage, ...]]:
+        """Write ``turn/start`` and claim the first step's input (unless not
+        ``claim``: a turn that runs a failed one again takes no new input),
+        synchronously: the new turn's number and the claimed messages."""
         turn = self._session.last_turn + 1
         self._session.append("turn/start", TurnStartData(turn=turn))
+        if not claim:
+            return turn, ()
         return turn, self._announce_claim(turn, self._inbox.claim_first_step())
 
     def _announce_claim(
@@ -80,9 +83,16 @@ class TurnRunner:
         return claimed
 
     async def run(
-        self, scope: CancelScope, turn: int, claimed: tuple[UserMessage, ...]
+        self,
+        scope: CancelScope,
+        turn: int,
+        claimed: tuple[UserMessage, ...],
+        *,
+        again: bool = False,
     ) -> TurnEndReason:
-        """Run the opened ``turn`` to its end and return the reason logged for it."""
+        """Run the opened ``turn`` to its end and return the reason logged for it.
+        With ``again`` its first step asks the model even with no input: the turn
+        runs a failed one again over the same history."""
         step = 0
         ending: TurnEndReason | None = None  # how the previous step would end the turn
         try:
@@ -93,7 +103,7 @@ class TurnRunner:
                 entering = await self._pre_step(scope, claimed, turn, step)
                 if entering is None:
                     return await self._end(scope, turn, _BLOCKED)
-                if not entering and (step == 1 or ending is not None):
+                if not entering and ((step == 1 and not again) or ending is not None):
                     return await self._end(scope, turn, ending or _COMPLETED)
                 outcome = await self._steps.run(scope, turn, step, entering)
                 if outcome is None:  # tools ran: the model needs another step

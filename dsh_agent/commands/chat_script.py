@@ -14,10 +14,10 @@ import sys
 from typing import TextIO
 
 from dsh_agent.commands.chat_control import EXIT_COMMANDS, InterruptPolicy, deliver_line
-from dsh_agent.commands.render import describe_reason
+from dsh_agent.commands.render import describe_reason, describe_retry
 from dsh_agent.loop import AgentLoop
 from dsh_llm.stream import TextDeltaChunk
-from dsh_session.events import AssistantChunkEvent, SessionEvent, TurnEndEvent
+from dsh_session.events import AssistantChunkEvent, LlmRetryEvent, SessionEvent, TurnEndEvent
 
 
 class _ReplyWriter:
@@ -35,15 +35,21 @@ class _ReplyWriter:
             self._out.write(event.data.chunk.text)
             self._out.flush()
             self._mid_line = True
+        elif isinstance(event, LlmRetryEvent):
+            self._end_line()  # a failed attempt's streamed prefix stays on its own line
+            self._errors.write(f"dsh: {describe_retry(event)}\n")
         elif isinstance(event, TurnEndEvent):
-            if self._mid_line:
-                self._out.write("\n")
-                self._out.flush()
-                self._mid_line = False
+            self._end_line()
             reason = event.data.reason
             if reason.kind not in ("completed", "max-tokens"):
                 self.failed_turns += 1
                 self._errors.write(f"dsh: turn {event.data.turn} {describe_reason(reason)}\n")
+
+    def _end_line(self) -> None:
+        if self._mid_line:
+            self._out.write("\n")
+            self._out.flush()
+            self._mid_line = False
 
 
 async def _until_idle(agent: AgentLoop, interrupts: InterruptPolicy) -> bool:

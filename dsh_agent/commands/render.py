@@ -34,6 +34,7 @@ from dsh_session.events import (
     ErrorReason,
     HookCause,
     InboxSplicedEvent,
+    LlmRetryEvent,
     RequestHeaderEvent,
     SessionEvent,
     ToolResultEvent,
@@ -82,6 +83,16 @@ def describe_reason(reason: TurnEndReason) -> str:
         "max-tokens": "stopped at the output token limit",
         "interrupted": "interrupted: the process stopped mid-turn (closed by crash repair)",
     }[reason.kind]
+
+
+def describe_retry(event: LlmRetryEvent) -> str:
+    """One line for a scheduled retry: ``SERVER: HTTP 503: ...; retry 1 of 5 in 500 ms``."""
+    data = event.data
+    budget = "" if data.max_retries is None else f" of {data.max_retries}"
+    return (
+        f"{data.failure.code}: {data.failure.message}; "
+        f"retry {data.retry}{budget} in {data.delay_ms:g} ms"
+    )
 
 
 def speaker(message: Message) -> str:
@@ -166,6 +177,8 @@ class TranscriptPrinter:
         elif isinstance(event, InboxSplicedEvent) and event.data.outcome == "canceled":
             count = event.data.removed_count or 0
             self.note(f"{count} pending {event.data.target} message(s) canceled", "yellow")
+        elif isinstance(event, LlmRetryEvent):
+            self.note(describe_retry(event), "yellow")
         elif isinstance(event, RequestHeaderEvent) and not self._live:
             config = event.data.header.config
             self.note(f"request header: {config.provider}/{config.model}, {event.data.reason}")
