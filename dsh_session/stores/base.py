@@ -20,7 +20,7 @@ import dataclasses
 import functools
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
@@ -333,7 +333,7 @@ class SessionStore(ABC):
 
     def follow(
         self, session_id: str, *, from_seq: int = 0, poll_interval: float = 0.1
-    ) -> AsyncIterator[SessionEvent]:
+    ) -> AsyncGenerator[SessionEvent, None]:
         """The session's durable events from ``from_seq`` on, in order, as any process
         commits them: first those stored already, then each new one, until the caller
         stops iterating or the store is closed. Raises :class:`SessionNotFoundError`

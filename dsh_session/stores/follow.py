@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING
 
 from dsh_session.errors import SessionCorruptError
@@ -42,7 +42,7 @@ def in_order(
 
 async def poll_events(
     store: SessionStore, session_id: SessionId, from_seq: int, interval: float
-) -> AsyncIterator[SessionEvent]:
+) -> AsyncGenerator[SessionEvent, None]:
     """Follow ``session_id`` in ``store`` by reading its new events every ``interval``
     (``from_seq`` is checked by the caller)."""
     store._check_open()

@@ -12,7 +12,7 @@ notification arriving: a lost one costs latency, not events.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 async def listen_events(
     store: PostgresSessionStore, session_id: SessionId, from_seq: int, fallback: float
-) -> AsyncIterator[SessionEvent]:
+) -> AsyncGenerator[SessionEvent, None]:
     """Follow ``session_id`` in ``store`` from ``from_seq`` on."""
     store._check_open()
     try:

@@ -15,7 +15,7 @@ Tables live in the connection's schema (the first one on ``search_path``); a DSN
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import psycopg
@@ -199,7 +199,7 @@ class PostgresSessionStore(SessionStore):
 
     def follow(
         self, session_id: str, *, from_seq: int = 0, poll_interval: float = 1.0
-    ) -> AsyncIterator[SessionEvent]:
+    ) -> AsyncGenerator[SessionEvent, None]:
         """The session's durable events from ``from_seq`` on, in order, as any process
         commits them, woken by the ``NOTIFY`` of each flush (``poll_interval`` is only
         the fallback should a notification be missed). Runs until the caller stops
