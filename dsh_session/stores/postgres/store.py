@@ -151,7 +151,9 @@ class PostgresSessionStore(SessionStore):
                 where=repr(self),
             )
         else:
-            fence = fencing.append(connection, sid, self._fences[sid], rows, where=repr(self))
+            fence = fencing.append(
+                connection, sid, self._fences[sid], rows, token=self._token, where=repr(self)
+            )
         self.stats.fsyncs += 1
         self._fences[sid] = fence
 
