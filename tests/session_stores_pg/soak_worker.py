@@ -8,7 +8,7 @@ Each turn loads a session (``take_over=True`` at the given rate) or creates it, 
 runs one turn, flushing at the loop's checkpoints. After every flush that returned
 it appends a line ``{"s": id, "e": [[seq, sha256 of the wire JSON], ...]}`` to the
 report; other lines count outcomes (``conflict``, ``fenced``, ``raced``, ``turn``,
-``took-over``). Half the turns go to 8 hot sessions, so writers meet.
+``took-over``). Half the turns go to 4 hot sessions, so writers meet.
 """
 
 from __future__ import annotations
@@ -89,8 +89,8 @@ async def main(dsn: str, sessions: int, takeover_rate: float, seed: int, path: s
         report.write("ready\n")
         report.flush()
         while True:
-            hot = rng.random() < 0.5  # half the turns go to 8 hot sessions: contention
-            sid = f"soak-{rng.randrange(8 if hot else sessions):04d}"
+            hot = rng.random() < 0.5  # half the turns go to 4 hot sessions: contention
+            sid = f"soak-{rng.randrange(4 if hot else sessions):04d}"
             outcome = await _serve_one(dsn, sid, rng.random() < takeover_rate, report)
             report.write(outcome + "\n")
             report.flush()

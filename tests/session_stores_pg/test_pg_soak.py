@@ -29,6 +29,8 @@ TESTS_DIR = Path(__file__).resolve().parent.parent
 WORKERS = 8
 SESSIONS = 200
 TAKEOVER_RATE = 0.2
+START_DEADLINE = 300.0
+"""Seconds the first workers may take to start serving (a loaded machine is slow)."""
 
 
 @dataclass
@@ -56,6 +58,10 @@ class Soak:
         """Kill a random worker that is serving (a starting one is still importing)
         every ``mean_kill_interval`` seconds on average, and start a replacement."""
         self.live = [self.start() for _ in range(WORKERS)]
+        started = time.monotonic()  # the clock starts once all serve: imports are slow
+        while not all(report.exists() for _, report in self.live):
+            assert time.monotonic() - started < START_DEADLINE, "workers never started"
+            time.sleep(0.05)
         deadline = time.monotonic() + seconds
         try:
             while time.monotonic() < deadline:
@@ -141,13 +147,15 @@ async def _soak(dsn: str, folder: Path, seconds: float, mean_kill_interval: floa
     )
     assert outcomes["turn"] > 0 and len(headers) == SESSIONS and total > 0
     assert soak.kills > WORKERS and requests >= outcomes["turn"]
-    assert outcomes["conflict"] > 0 and outcomes["fenced"] > 0, "writers never met"
+    assert outcomes["took-over"] > 0 and outcomes["conflict"] + outcomes["fenced"] > 0, (
+        "no contention"
+    )
 
 
 async def test_eight_killed_and_replaced_workers_lose_and_fork_nothing(
     postgres_dsn: str, tmp_path: Path
 ) -> None:
-    await _soak(postgres_dsn, tmp_path, seconds=25, mean_kill_interval=1.5)
+    await _soak(postgres_dsn, tmp_path, seconds=15, mean_kill_interval=1.0)
 
 
 @pytest.mark.slow
