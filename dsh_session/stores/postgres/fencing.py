@@ -236,10 +236,17 @@ def claim(
 
 
 def release(connection: Connection, token: int, session_ids: Sequence[SessionId]) -> None:
-    """Give up those of ``session_ids`` this token still owns."""
-    if session_ids:
+    """Give up those of ``session_ids`` this token still owns. The commit does not wait
+    for the disk (``detach`` runs this on the event loop's thread): a release lost to
+    a server crash costs nothing, as the token's lock died with the connection."""
+    if not session_ids:
+        return
+    with connection.pipeline():
+        connection.execute("BEGIN")
+        connection.execute("SET LOCAL synchronous_commit = off")
         connection.execute(
             "UPDATE dsh_sessions SET owner_token = NULL, owner = NULL "
             "WHERE id = ANY(%s) AND owner_token = %s",
             (list(session_ids), token),
         )
+        connection.execute("COMMIT")
