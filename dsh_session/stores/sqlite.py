@@ -29,6 +29,7 @@ import sqlite3
 from pathlib import Path
 
 from dsh_session.errors import SessionCorruptError, SessionError, StoreError
+from dsh_session.events import SessionEvent
 from dsh_session.harness_format import SCHEMA_VERSION as HARNESS_SCHEMA_VERSION
 from dsh_session.header import SessionHeader, SessionId, parse_header
 from dsh_session.parse import parse_events
@@ -312,6 +313,19 @@ class SqliteSessionStore(SessionStore):
                     seq=position,
                 )
         return StoredLog(header, parse_events([event for _, event in rows]))
+
+    def _read_events(self, session_id: SessionId, from_seq: int) -> list[SessionEvent]:
+        """The stored events from ``from_seq`` on (what a follower polls for)."""
+        if (
+            self._db.execute("SELECT 1 FROM dsh_sessions WHERE id = ?", (session_id,)).fetchone()
+            is None
+        ):
+            raise SessionNotFoundError(session_id, repr(self))
+        rows = self._db.execute(
+            "SELECT event FROM dsh_events WHERE session_id = ? AND seq >= ? ORDER BY seq",
+            (session_id, from_seq),
+        ).fetchall()
+        return parse_events([event for (event,) in rows])
 
     def _read_headers(self) -> list[SessionHeader]:
         headers = []
