@@ -18,7 +18,7 @@ from dsh_agent.cancellation import CancelScope, TurnAborted
 from dsh_agent.inbox import Inbox
 from dsh_agent.notifications import InboxClaimed, Notification
 from dsh_agent.prestep import PreStep, PreStepHandler, Reject, run_pre_step
-from dsh_agent.step import Checkpoint, StepRunner
+from dsh_agent.step import Checkpoint, Prelude, StepRunner
 from dsh_llm.messages import UserMessage
 from dsh_llm.stream import LlmFailure
 from dsh_session.events import (
@@ -80,9 +80,14 @@ class TurnRunner:
         return claimed
 
     async def run(
-        self, scope: CancelScope, turn: int, claimed: tuple[UserMessage, ...]
+        self,
+        scope: CancelScope,
+        turn: int,
+        claimed: tuple[UserMessage, ...],
+        prelude: Prelude | None = None,
     ) -> TurnEndReason:
-        """Run the opened ``turn`` to its end and return the reason logged for it."""
+        """Run the opened ``turn`` to its end and return the reason logged for it. With
+        a ``prelude``, the first step runs even without input (see :data:`Prelude`)."""
         step = 0
         ending: TurnEndReason | None = None  # how the previous step would end the turn
         try:
@@ -93,9 +98,11 @@ class TurnRunner:
                 entering = await self._pre_step(scope, claimed, turn, step)
                 if entering is None:
                     return await self._end(scope, turn, _BLOCKED)
-                if not entering and (step == 1 or ending is not None):
+                if not entering and ((step == 1 and prelude is None) or ending is not None):
                     return await self._end(scope, turn, ending or _COMPLETED)
-                outcome = await self._steps.run(scope, turn, step, entering)
+                outcome = await self._steps.run(
+                    scope, turn, step, entering, prelude if step == 1 else None
+                )
                 if outcome is None:  # tools ran: the model needs another step
                     ending = None
                     continue
