@@ -39,7 +39,7 @@ from dsh_session.events import (
 )
 from dsh_session.header import SessionHeader, new_session_id, now_ms
 from dsh_session.session import Session
-from dsh_session.surface import message_of
+from dsh_session.surface import message_of, project
 
 if TYPE_CHECKING:
     from dsh_agent.loop import AgentLoop
@@ -79,12 +79,16 @@ def check_idle(session: Session, running: bool, pending: int, what: str) -> None
 
 def answer_after_last_prompt(session: Session) -> tuple[int, tuple[int, ...]]:
     """The seq of the last human prompt on the surface and the surface seqs after it
-    (the answer a regenerate shadows; empty when the prompt has no answer yet)."""
+    (the answer a regenerate shadows). Empty when the prompt has no answer in derived
+    history yet, e.g. its turn failed or an earlier regenerate was cut by a crash."""
     nodes = session.surface_seqs()
     events = session.events
     for position in range(len(nodes) - 1, -1, -1):
         if is_prompt(message_of(events[nodes[position]])):
-            return nodes[position], nodes[position + 1 :]
+            answer = nodes[position + 1 :]
+            if not any(project(events[seq]) is not None for seq in answer):
+                answer = ()  # only empty nodes: shadowing them would change nothing
+            return nodes[position], answer
     raise BranchError(f"nothing to regenerate: session {session.id!r} has no prompt in its history")
 
 
