@@ -13,7 +13,7 @@ import pytest
 
 from dsh_agent import reconstruct_requests
 from dsh_llm.testing import ScriptedAdapter
-from dsh_session import Replace, Session, SessionEvent
+from dsh_session import Replace, Session, SessionEvent, SessionId
 from dsh_session.stores import JsonlSessionStore
 
 from .conftest import open_kind
@@ -101,7 +101,7 @@ async def test_killed_before_the_replace_it_is_absent_and_the_answer_stays(
 
 async def test_a_replace_cut_mid_write_is_set_aside_whole(tmp_path: Path) -> None:
     session_id = kill_at("jsonl", tmp_path, "model")
-    path = JsonlSessionStore(tmp_path).path_of(session_id)
+    path = JsonlSessionStore(tmp_path).path_of(SessionId(session_id))
     data = path.read_bytes()
     start = data.index(b'"op":"replace"')
     line_start = data.rindex(b"\n", 0, start) + 1
