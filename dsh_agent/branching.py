@@ -77,18 +77,19 @@ def check_idle(session: Session, running: bool, pending: int, what: str) -> None
 # --- regenerate -------------------------------------------------------------------------
 
 
-def answer_after_last_prompt(session: Session) -> tuple[int, tuple[int, ...]]:
-    """The seq of the last human prompt on the surface and the surface seqs after it
-    (the answer a regenerate shadows). Empty when the prompt has no answer in derived
-    history yet, e.g. its turn failed or an earlier regenerate was cut by a crash."""
+def answer_to_last_prompt(session: Session) -> tuple[int, ...]:
+    """The surface seqs after the last human prompt: the answer a regenerate shadows.
+    Empty when the prompt has no answer in derived history yet, e.g. its turn failed or
+    an earlier regenerate was cut by a crash. Raises :class:`BranchError` when there is
+    no prompt at all."""
     nodes = session.surface_seqs()
     events = session.events
     for position in range(len(nodes) - 1, -1, -1):
         if is_prompt(message_of(events[nodes[position]])):
             answer = nodes[position + 1 :]
             if not any(project(events[seq]) is not None for seq in answer):
-                answer = ()  # only empty nodes: shadowing them would change nothing
-            return nodes[position], answer
+                return ()  # only empty nodes: shadowing them would change nothing
+            return answer
     raise BranchError(f"nothing to regenerate: session {session.id!r} has no prompt in its history")
 
 
@@ -102,7 +103,7 @@ class Regeneration:
     model: str
 
     def __call__(self, turn: int, step: int) -> None:
-        _, answer = answer_after_last_prompt(self.session)  # as the log stands now
+        answer = answer_to_last_prompt(self.session)  # as the log stands now
         if answer:
             shadow_answer(self.session, turn, step, answer, self.provider, self.model)
 

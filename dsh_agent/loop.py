@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Self
 from dsh_agent.branching import (
     ContentInput,
     Regeneration,
-    answer_after_last_prompt,
+    answer_to_last_prompt,
     check_idle,
     fork_before,
     plan_edit,
@@ -315,7 +315,7 @@ class AgentLoop:
         prompt, a turn runs or input is pending."""
         self._check_open()
         check_idle(self._session, self._status != "idle", self._pending(), "regenerate")
-        answer_after_last_prompt(self._session)
+        answer_to_last_prompt(self._session)
         asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
         provider, model = self._options["provider"], self._options["model"]
         self._start_driver(Regeneration(self._session, provider, model))
