@@ -3,6 +3,7 @@
 reconstruction check."""
 
 from dsh_agent.agent import Agent
+from dsh_agent.branching import BranchError
 from dsh_agent.cancellation import CancelCauseInput
 from dsh_agent.errors import (
     AgentClosedError,
@@ -81,6 +82,7 @@ __all__ = [
     "AssistantFailed",
     "AssistantStarted",
     "AssistantStreamStarted",
+    "BranchError",
     "CallNext",
     "CancelCauseInput",
     "Enter",

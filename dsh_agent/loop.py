@@ -13,8 +13,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
+from dsh_agent.branching import (
+    ContentInput,
+    Regeneration,
+    answer_to_last_prompt,
+    check_idle,
+    fork_before,
+    plan_edit,
+    start_branch,
+)
 from dsh_agent.cancellation import CancelCauseInput, CancelScope, as_cancel_cause
 from dsh_agent.errors import AgentClosedError, AgentError
 from dsh_agent.inbox import Inbox, check_target
@@ -30,10 +39,11 @@ from dsh_agent.retry.chain import RetryTarget, retry_target
 from dsh_agent.retry.policy import RetryPolicy
 from dsh_agent.retry.scheduler import RetryScheduler
 from dsh_agent.session_claims import claim, release
-from dsh_agent.step import StepRunner
+from dsh_agent.step import Prelude, StepRunner
 from dsh_agent.streaming.stream import DEFAULT_MAX_PENDING, UpdateStream, run_stream
 from dsh_agent.tools import Tool
 from dsh_agent.turn import TurnRunner
+from dsh_llm.ids import MessageId
 from dsh_llm.messages import UserMessage
 from dsh_llm.request import ModelAdapter
 from dsh_session.events import (
@@ -90,6 +100,9 @@ class AgentLoop:
         at every checkpoint. ``check_requests`` compares each live request with its
         reconstruction from the log before sending it. ``retry`` says which failed
         model attempts are tried again, logged (``None``: none)."""
+        # Every keyword but the session, so that an edit's branch is built alike.
+        options = {name: value for name, value in locals().items() if name != "self"}
+        del options["session"]
         claim(session, self)  # one loop per session object; released by aclose() or GC
         try:
             if session.open_turn is not None:
@@ -104,6 +117,7 @@ class AgentLoop:
                 tools=tuple(offered.schema() for offered in tools) or None,
             )
             self._build(session, adapter, _index_tools(tools), header, store, check_requests, retry)
+            self._options: dict[str, Any] = {**options, "tools": tools}
         except BaseException:
             release(session, self)
             raise
@@ -319,6 +333,38 @@ class AgentLoop:
 
         return remove
 
+    # --- regenerate and edit (dsh_agent.branching) ----------------------------------------
+
+    def regenerate(self) -> None:
+        """Start a turn that answers the last prompt again: the last answer and its tool
+        exchange leave the surface through one replace (the raw log keeps them). Raises
+        :class:`~dsh_agent.branching.BranchError`, writing nothing, when there is no
+        prompt, a turn runs or input is pending."""
+        self._check_open()
+        check_idle(self._session, self._status != "idle", self._pending(), "regenerate")
+        answer_to_last_prompt(self._session)
+        asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
+        provider, model = self._options["provider"], self._options["model"]
+        self._start_driver(prelude=Regeneration(self._session, provider, model))
+
+    async def edit(self, message_id: MessageId | str, content: ContentInput) -> AgentLoop:
+        """Change the prompt ``message_id`` to ``content``: a new message with a new id
+        (``source.editOf`` names the old one), sent on a fork of the session cut before
+        the prompt's turn. Returns the branch's new, running agent loop (built like this
+        one, on the same store); this loop and its session are left as they are."""
+        self._check_open()
+        check_idle(self._session, self._status != "idle", self._pending(), "edit")
+        plan = plan_edit(self._session, message_id)
+        edited = plan.edited(content)
+        branch = AgentLoop(session=fork_before(self._session, plan.boundary), **self._options)
+        for handler in self._pre_step_handlers:
+            branch.on_pre_step(handler)
+        await start_branch(branch, self._store, plan, edited)
+        return branch
+
+    def _pending(self) -> int:
+        return len(self._inbox.next_step) + len(self._inbox.next_turn)
+
     # --- notifications and status --------------------------------------------------------
 
     def _notify(self, notification: Notification) -> None:
@@ -350,9 +396,12 @@ class AgentLoop:
         scope = self._scope
         return scope is not None and scope.cause is not None and scope.cause.kind == "disposed"
 
-    def _start_driver(self, again: RetryTarget | None = None) -> None:
+    def _start_driver(
+        self, again: RetryTarget | None = None, prelude: Prelude | None = None
+    ) -> None:
         """Open a turn synchronously, then hand it to a new driver task. ``again``:
-        the turn runs the failed last one again and claims no input."""
+        the turn runs the failed last one again and claims no input; ``prelude``: run
+        at its first step (see :data:`Prelude`)."""
         scope = self._scope = CancelScope()
         self._latched = False
         self._set_status("running")
@@ -363,16 +412,23 @@ class AgentLoop:
         turn, claimed = self._turns.open(claim=again is None)
         if self._retries is not None:
             self._retries.carry(turn, None if again is None else again.remaining)
-        driving = self._drive(scope, turn, claimed, again=again is not None)
+        driving = self._drive(scope, turn, claimed, again=again is not None, prelude=prelude)
         self._driver = asyncio.get_running_loop().create_task(driving)
 
     async def _drive(
-        self, scope: CancelScope, turn: int, claimed: tuple[UserMessage, ...], *, again: bool
+        self,
+        scope: CancelScope,
+        turn: int,
+        claimed: tuple[UserMessage, ...],
+        *,
+        again: bool,
+        prelude: Prelude | None,
     ) -> None:
         try:
             while True:
-                reason = await self._turns.run(scope, turn, claimed, again=again)
+                reason = await self._turns.run(scope, turn, claimed, again=again, prelude=prelude)
                 again = False
+                prelude = None
                 if (
                     scope.cause is not None
                     or not isinstance(reason, CompletedReason | MaxTokensReason)

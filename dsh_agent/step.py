@@ -68,6 +68,10 @@ message says the chunks, not the provider's bytes, were at fault."""
 
 Checkpoint = Callable[[CancelScope], Awaitable[None]]
 """Makes the log durable so far (a no-op without a store)."""
+Prelude = Callable[[int, int], None]
+"""Called with the turn and step right after ``step/start``, before the step's input is
+logged: e.g. regenerate's surface replace (:mod:`dsh_agent.branching`). A turn given
+one runs its first step even with no new input."""
 
 _COMPLETED = CompletedReason()
 _MAX_TOKENS = MaxTokensReason()
@@ -110,7 +114,12 @@ class StepRunner:
         """The task running the current tool call, if one is running."""
 
     async def run(
-        self, scope: CancelScope, turn: int, step: int, entering: tuple[UserMessage, ...]
+        self,
+        scope: CancelScope,
+        turn: int,
+        step: int,
+        entering: tuple[UserMessage, ...],
+        prelude: Prelude | None = None,
     ) -> TurnEndReason | None:
         """Run one step; return how it would end the turn (completed, max-tokens or an
         error), or None when tools ran and the model needs another step. Raises
@@ -118,6 +127,8 @@ class StepRunner:
         append = self._session.append
         append("step/start", StepData(turn=turn, step=step))
         try:
+            if prelude is not None:
+                prelude(turn, step)
             for message in entering:
                 append("user/message", message)
             while True:  # one attempt, and one more after each retry wait

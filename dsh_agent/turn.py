@@ -18,7 +18,7 @@ from dsh_agent.cancellation import CancelScope, TurnAborted
 from dsh_agent.inbox import Inbox
 from dsh_agent.notifications import InboxClaimed, Notification
 from dsh_agent.prestep import PreStep, PreStepHandler, Reject, run_pre_step
-from dsh_agent.step import Checkpoint, StepRunner
+from dsh_agent.step import Checkpoint, Prelude, StepRunner
 from dsh_llm.messages import UserMessage
 from dsh_llm.stream import LlmFailure
 from dsh_session.events import (
@@ -89,10 +89,12 @@ class TurnRunner:
         claimed: tuple[UserMessage, ...],
         *,
         again: bool = False,
+        prelude: Prelude | None = None,
     ) -> TurnEndReason:
         """Run the opened ``turn`` to its end and return the reason logged for it.
-        With ``again`` its first step asks the model even with no input: the turn
-        runs a failed one again over the same history."""
+        Its first step asks the model even with no input when ``again`` (the turn runs
+        a failed one again over the same history) or given a ``prelude`` (see
+        :data:`Prelude`)."""
         step = 0
         ending: TurnEndReason | None = None  # how the previous step would end the turn
         try:
@@ -103,9 +105,12 @@ class TurnRunner:
                 entering = await self._pre_step(scope, claimed, turn, step)
                 if entering is None:
                     return await self._end(scope, turn, _BLOCKED)
-                if not entering and ((step == 1 and not again) or ending is not None):
+                first_runs_anyway = again or prelude is not None
+                if not entering and ((step == 1 and not first_runs_anyway) or ending is not None):
                     return await self._end(scope, turn, ending or _COMPLETED)
-                outcome = await self._steps.run(scope, turn, step, entering)
+                outcome = await self._steps.run(
+                    scope, turn, step, entering, prelude if step == 1 else None
+                )
                 if outcome is None:  # tools ran: the model needs another step
                     ending = None
                     continue

@@ -13,9 +13,12 @@ import signal
 import sys
 from typing import TextIO
 
+from dsh_agent.commands.chat_branching import is_branch_command, run_branch_command
 from dsh_agent.commands.chat_control import EXIT_COMMANDS, InterruptPolicy, deliver_line
+from dsh_agent.commands.failures import one_line
 from dsh_agent.commands.render import describe_reason, describe_retry
 from dsh_agent.loop import AgentLoop
+from dsh_llm.errors import DshError
 from dsh_llm.stream import TextDeltaChunk
 from dsh_session.events import AssistantChunkEvent, LlmRetryEvent, SessionEvent, TurnEndEvent
 
@@ -71,21 +74,37 @@ async def _until_idle(agent: AgentLoop, interrupts: InterruptPolicy) -> bool:
 
 
 async def chat_from_lines(agent: AgentLoop, lines: TextIO) -> int:
-    """Run every line of ``lines`` to idle; the status is 1 if a turn did not complete.
-    Lines are read on the event loop's thread: the agent is idle while we wait for
-    one, and Ctrl-C there stops the command at once."""
+    """Run every line of ``lines`` to idle; the status is 1 if a turn did not complete
+    or a ``/regenerate`` or ``/edit`` was refused. Lines are read on the event loop's
+    thread: the agent is idle while we wait for one, and Ctrl-C there stops the command
+    at once. After ``/edit`` the chat goes on with the new branch's agent."""
     writer = _ReplyWriter(sys.stdout, sys.stderr)
     unsubscribe = agent.session.subscribe(writer)
     interrupts = InterruptPolicy(agent)
+    refused = 0
     try:
         while line := lines.readline():
             if line.strip() in EXIT_COMMANDS:
                 break
-            note = deliver_line(agent, line)
+            if is_branch_command(line):
+                try:
+                    branched = await run_branch_command(agent, line)
+                except DshError as error:
+                    refused += 1
+                    sys.stderr.write(f"dsh: error: {one_line(error)}\n")
+                    continue
+                if branched.agent is not agent:
+                    unsubscribe()
+                    agent = branched.agent
+                    unsubscribe = agent.session.subscribe(writer)
+                    interrupts = InterruptPolicy(agent)
+                note: str | None = branched.note
+            else:
+                note = deliver_line(agent, line)
             if note is not None:
                 sys.stderr.write(f"dsh: {note}\n")
             if await _until_idle(agent, interrupts):
                 break
     finally:
         unsubscribe()
-    return 1 if writer.failed_turns else 0
+    return 1 if writer.failed_turns or refused else 0

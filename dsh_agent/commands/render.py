@@ -15,6 +15,7 @@ from datetime import datetime
 from rich.console import Console
 from rich.text import Text
 
+from dsh_agent.branching import is_regeneration
 from dsh_llm.content import (
     ContentBlock,
     ImageBlock,
@@ -168,6 +169,13 @@ class TranscriptPrinter:
             self._rule(Text(f"turn {event.data.turn}", style="bold"))
         elif isinstance(event, UserMessageEvent):
             self._message_line(event.data, event.data.content)
+            source = event.data.source
+            if isinstance(source, UserSource) and source.edit_of is not None:
+                self.note(f"edited from [{short_id(source.edit_of)}]")
+        elif is_regeneration(event):
+            seqs = event.source_event_seqs or ()
+            shadowed = f"event {seqs[0]}" if len(seqs) == 1 else f"events {seqs[0]}..{seqs[-1]}"
+            self.note(f"regenerating: the answer in {shadowed} left the history (the log keeps it)")
         elif isinstance(event, AssistantMessageEvent):
             self._assistant(event)
         elif isinstance(event, ToolResultEvent):

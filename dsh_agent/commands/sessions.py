@@ -153,6 +153,7 @@ async def _list(args: argparse.Namespace) -> int:
 async def _show(args: argparse.Namespace) -> int:
     async with open_store(args.store, mode="read") as store:
         session, _ = await read_session(store, await resolve_session_id(store, args.id))
+        headers = [] if args.json else await store.list_sessions()
     if args.json:
         print_json([event.model_dump(mode="json") for event in session.events])
         return 0
@@ -161,10 +162,25 @@ async def _show(args: argparse.Namespace) -> int:
     title = Text.assemble(("session ", "bold"), (header.id, "bold"))
     title.append(f"  created {format_time(header.created_at)}", style="dim")
     if header.parent_session is not None:
-        title.append(f"  forked from {header.parent_session}", style="dim")
+        title.append(f"  {describe_fork(header)}", style="dim")
     console.print(title)
+    for child in headers:
+        if child.parent_session == session.id:
+            console.print(
+                Text(f"  branch: session {child.id}, forked {describe_seed(child)}", "dim")
+            )
     TranscriptPrinter(console, live=False).print_events(session.events)
     return 0
+
+
+def describe_fork(header: SessionHeader) -> str:
+    """Where a forked session came from: its parent and the seq it was cut after."""
+    return f"forked from session {header.parent_session} {describe_seed(header)}"
+
+
+def describe_seed(header: SessionHeader) -> str:
+    last = (header.seed_length or 0) - 1
+    return f"at seq {last}" if last >= 0 else "before its first event"
 
 
 # --- verify -------------------------------------------------------------------------------
