@@ -4,14 +4,17 @@ reconstruction check."""
 
 from dsh_agent.agent import Agent
 from dsh_agent.approvals import ApprovalError, ApprovalPolicy, PendingApproval
+from dsh_agent.branching import BranchError
 from dsh_agent.cancellation import CancelCauseInput
 from dsh_agent.errors import (
     AgentClosedError,
     AgentError,
     InboxError,
+    NothingToRetryError,
     SessionInUseError,
     StreamOverflowError,
 )
+from dsh_agent.failures import TurnFailed
 from dsh_agent.inbox import Inbox
 from dsh_agent.loop import AgentLoop
 from dsh_agent.notifications import (
@@ -36,7 +39,8 @@ from dsh_agent.requests import (
     reconstruct_request,
     reconstruct_requests,
 )
-from dsh_agent.run import RunResult, run
+from dsh_agent.retry import RetryPolicy
+from dsh_agent.run import RunResult, run, run_retry
 from dsh_agent.streaming.stream import UpdateStream, run_stream
 from dsh_agent.streaming.sync import SyncAgent, run_sync
 from dsh_agent.streaming.updates import (
@@ -81,6 +85,7 @@ __all__ = [
     "AssistantFailed",
     "AssistantStarted",
     "AssistantStreamStarted",
+    "BranchError",
     "CallNext",
     "CancelCauseInput",
     "Enter",
@@ -94,6 +99,7 @@ __all__ = [
     "MessageDiscarded",
     "MessageQueued",
     "ModelAttempt",
+    "NothingToRetryError",
     "Notification",
     "NotificationObserver",
     "PendingApproval",
@@ -104,6 +110,7 @@ __all__ = [
     "Reject",
     "RequestMismatch",
     "RequestReconstructionError",
+    "RetryPolicy",
     "RunResult",
     "SessionInUseError",
     "StatusChanged",
@@ -121,6 +128,7 @@ __all__ = [
     "ToolResultCommitted",
     "ToolReturn",
     "TurnEnded",
+    "TurnFailed",
     "TurnStarted",
     "UpdateStream",
     "UserMessageEntered",
@@ -131,6 +139,7 @@ __all__ = [
     "reconstruct_request",
     "reconstruct_requests",
     "run",
+    "run_retry",
     "run_stream",
     "run_sync",
     "tool",

@@ -54,3 +54,8 @@ class StreamOverflowError(AgentError):
         self.session_id = session_id
         self.seq = seq
         self.limit = limit
+
+
+class NothingToRetryError(AgentError):
+    """``agent.retry()`` was called but the last turn did not fail (it completed, was
+    blocked or cancelled, or no turn has ended yet); nothing was written."""

@@ -15,10 +15,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from dsh_agent.approvals.gate import ApprovalGate, PendingApproval
 from dsh_agent.approvals.policy import ApprovalPolicy
+from dsh_agent.branching import (
+    ContentInput,
+    Regeneration,
+    answer_to_last_prompt,
+    check_idle,
+    fork_before,
+    plan_edit,
+    start_branch,
+)
 from dsh_agent.cancellation import CancelCauseInput, CancelScope, as_cancel_cause
 from dsh_agent.errors import AgentClosedError, AgentError
 from dsh_agent.inbox import Inbox, check_target
@@ -30,11 +39,15 @@ from dsh_agent.notifications import (
     StatusChanged,
 )
 from dsh_agent.prestep import PreStepHandler
+from dsh_agent.retry.chain import RetryTarget, retry_target
+from dsh_agent.retry.policy import RetryPolicy
+from dsh_agent.retry.scheduler import RetryScheduler
 from dsh_agent.session_claims import claim, release
-from dsh_agent.step import StepRunner
+from dsh_agent.step import Prelude, StepRunner
 from dsh_agent.streaming.stream import DEFAULT_MAX_PENDING, UpdateStream, run_stream
 from dsh_agent.tools import Tool
 from dsh_agent.turn import TurnRunner
+from dsh_llm.ids import MessageId
 from dsh_llm.messages import UserMessage
 from dsh_llm.request import ModelAdapter
 from dsh_session.events import (
@@ -50,6 +63,9 @@ if TYPE_CHECKING:
     from dsh_session.stores import SessionStore
 
 _log = logging.getLogger("dsh_agent")
+
+DEFAULT_RETRY = RetryPolicy()
+"""Retries are on unless ``retry=None``: 5, from 500 ms to 10 s, 10 % jitter."""
 
 
 def _index_tools(tools: Iterable[Tool]) -> dict[str, Tool]:
@@ -81,13 +97,18 @@ class AgentLoop:
         store: SessionStore | None = None,
         max_tokens: int | None = None,
         check_requests: bool = False,
+        retry: RetryPolicy | None = DEFAULT_RETRY,
         approval: ApprovalPolicy | None = None,
     ) -> None:
         """Build a loop over ``session`` (new, or loaded from a store, whose pending
         inbox is restored). With ``store``, the session is attached to it and flushed
         at every checkpoint. ``check_requests`` compares each live request with its
-        reconstruction from the log before sending it. ``approval`` asks for approval
-        of more calls than the tools that declare ``requires_approval``."""
+        reconstruction from the log before sending it. ``retry`` says which failed
+        model attempts are tried again, logged (``None``: none). ``approval`` asks for
+        approval of more calls than the tools that declare ``requires_approval``."""
+        # Every keyword but the session, so that an edit's branch is built alike.
+        options = {name: value for name, value in locals().items() if name != "self"}
+        del options["session"]
         claim(session, self)  # one loop per session object; released by aclose() or GC
         try:
             tools = tuple(tools)
@@ -104,7 +125,8 @@ class AgentLoop:
                 system=system or None,
                 tools=tuple(offered.schema() for offered in tools) or None,
             )
-            self._build(session, adapter, indexed, header, store, check_requests, gate)
+            self._build(session, adapter, indexed, header, store, check_requests, retry, gate)
+            self._options: dict[str, Any] = {**options, "tools": tools}
         except BaseException:
             release(session, self)
             raise
@@ -117,6 +139,7 @@ class AgentLoop:
         header: RequestHeader,
         store: SessionStore | None,
         check_requests: bool,
+        retry: RetryPolicy | None,
         gate: ApprovalGate,
     ) -> None:
         self._session = session
@@ -132,6 +155,11 @@ class AgentLoop:
         self._latched = False
         """A waking send arrived while the turn was aborting: wake again once idle."""
         self._inbox = Inbox(session, self._notify)
+        self._retries = (
+            None
+            if retry is None
+            else RetryScheduler(session=session, policy=retry, checkpoint=self._checkpoint)
+        )
         self._steps = StepRunner(
             session=session,
             adapter=adapter,
@@ -141,6 +169,7 @@ class AgentLoop:
             checkpoint=self._checkpoint,
             check_requests=check_requests,
             notify=self._notify,
+            retry=self._retries,
             approvals=gate,
         )
         self._turns = TurnRunner(
@@ -241,6 +270,18 @@ class AgentLoop:
         """Put ``message`` into the next step without waking the agent."""
         self.send(message, "next-step", False)
 
+    def retry(self) -> None:
+        """Run the failed last turn again over the same history, in a new turn that
+        claims no input (see dsh_agent/README.md, "Failures and retries"); started
+        before returning. Raises :class:`NothingToRetryError` when the last turn did
+        not fail, :class:`AgentError` while a turn runs; both write nothing."""
+        self._check_open()
+        if self._busy():
+            raise AgentError(f"agent {self.id!r} is running a turn: retry() needs it idle")
+        target = retry_target(self._session.events)
+        asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
+        self._start_driver(again=target)
+
     def cancel(self, cause: CancelCauseInput = "user", *, keep_inbox: bool = False) -> None:
         """Abort the running turn with ``cause`` (the first cause wins). Unless
         ``keep_inbox``, everything pending is discarded first (durably). Cancelling
@@ -332,6 +373,38 @@ class AgentLoop:
 
         return remove
 
+    # --- regenerate and edit (dsh_agent.branching) ----------------------------------------
+
+    def regenerate(self) -> None:
+        """Start a turn that answers the last prompt again: the last answer and its tool
+        exchange leave the surface through one replace (the raw log keeps them). Raises
+        :class:`~dsh_agent.branching.BranchError`, writing nothing, when there is no
+        prompt, a turn runs or input is pending."""
+        self._check_open()
+        check_idle(self._session, self._busy(), self._pending(), "regenerate")
+        answer_to_last_prompt(self._session)
+        asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
+        provider, model = self._options["provider"], self._options["model"]
+        self._start_driver(prelude=Regeneration(self._session, provider, model))
+
+    async def edit(self, message_id: MessageId | str, content: ContentInput) -> AgentLoop:
+        """Change the prompt ``message_id`` to ``content``: a new message with a new id
+        (``source.editOf`` names the old one), sent on a fork of the session cut before
+        the prompt's turn. Returns the branch's new, running agent loop (built like this
+        one, on the same store); this loop and its session are left as they are."""
+        self._check_open()
+        check_idle(self._session, self._busy(), self._pending(), "edit")
+        plan = plan_edit(self._session, message_id)
+        edited = plan.edited(content)
+        branch = AgentLoop(session=fork_before(self._session, plan.boundary), **self._options)
+        for handler in self._pre_step_handlers:
+            branch.on_pre_step(handler)
+        await start_branch(branch, self._store, plan, edited)
+        return branch
+
+    def _pending(self) -> int:
+        return len(self._inbox.next_step) + len(self._inbox.next_turn)
+
     # --- notifications and status --------------------------------------------------------
 
     def _notify(self, notification: Notification) -> None:
@@ -364,8 +437,12 @@ class AgentLoop:
         scope = self._scope
         return scope is not None and scope.cause is not None and scope.cause.kind == "disposed"
 
-    def _start_driver(self) -> None:
-        """Open a turn synchronously, then hand it to a new driver task."""
+    def _start_driver(
+        self, again: RetryTarget | None = None, prelude: Prelude | None = None
+    ) -> None:
+        """Open a turn synchronously, then hand it to a new driver task. ``again``:
+        the turn runs the failed last one again and claims no input; ``prelude``: run
+        at its first step (see :data:`Prelude`)."""
         scope = self._scope = CancelScope()
         self._latched = False
         self._set_status("running")
@@ -373,8 +450,15 @@ class AgentLoop:
             self._scope = None
             self._set_status("idle")
             return
-        turn, claimed = self._turns.open()
-        self._driver = asyncio.get_running_loop().create_task(self._drive(scope, turn, claimed))
+        turn, claimed = self._turns.open(claim=again is None)
+        if self._retries is not None:
+            self._retries.carry(turn, None if again is None else again.remaining)
+        driving = self._drive(scope, turn, claimed, again=again is not None, prelude=prelude)
+        self._driver = asyncio.get_running_loop().create_task(driving)
+
+    def _busy(self) -> bool:
+        """A turn runs, or waits for approval with its turn open."""
+        return self._status != "idle" or self._waiting_turn()
 
     def _waiting_turn(self) -> bool:
         """Idle with the turn open: it waits for approval."""
@@ -396,11 +480,18 @@ class AgentLoop:
         scope: CancelScope,
         turn: int,
         claimed: tuple[UserMessage, ...],
+        *,
+        again: bool = False,
+        prelude: Prelude | None = None,
         resume_step: int | None = None,
     ) -> None:
         try:
             while True:
-                reason = await self._turns.run(scope, turn, claimed, resume_step=resume_step)
+                reason = await self._turns.run(
+                    scope, turn, claimed, again=again, prelude=prelude, resume_step=resume_step
+                )
+                again = False
+                prelude = None
                 resume_step = None
                 if (
                     scope.cause is not None

@@ -13,6 +13,7 @@ aborted before dispatch, so the next request stays valid for the provider.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Literal
@@ -29,6 +30,7 @@ from dsh_agent.requests import (
     diff_requests,
     reconstruct_request,
 )
+from dsh_agent.retry.scheduler import RetryScheduler
 from dsh_agent.tools import Tool, ToolCallOutcome, ToolContext, execute_tool_call
 from dsh_llm.assembler import BlockAssembler
 from dsh_llm.content import TextBlock, ToolCallBlock
@@ -61,6 +63,8 @@ from dsh_session.events import (
 )
 from dsh_session.session import Session
 
+_log = logging.getLogger("dsh_agent")
+
 INCOMPLETE_STREAM = STREAM_CLOSED
 """The failure code of an attempt whose stream ended without a ``finish`` chunk (the
 harness's code for a stream that ended early)."""
@@ -70,6 +74,10 @@ message says the chunks, not the provider's bytes, were at fault."""
 
 Checkpoint = Callable[[CancelScope], Awaitable[None]]
 """Makes the log durable so far (a no-op without a store)."""
+Prelude = Callable[[int, int], None]
+"""Called with the turn and step right after ``step/start``, before the step's input is
+logged: e.g. regenerate's surface replace (:mod:`dsh_agent.branching`). A turn given
+one runs its first step even with no new input."""
 
 _COMPLETED = CompletedReason()
 _MAX_TOKENS = MaxTokensReason()
@@ -96,9 +104,11 @@ class StepRunner:
         checkpoint: Checkpoint,
         check_requests: bool,
         notify: Callable[[Notification], None],
+        retry: RetryScheduler | None,
         approvals: ApprovalGate,
     ) -> None:
         self._session = session
+        self._retry = retry
         self._approvals = approvals
         self._notify = notify
         self._adapter = adapter
@@ -112,7 +122,12 @@ class StepRunner:
         """The task running the current tool call, if one is running."""
 
     async def run(
-        self, scope: CancelScope, turn: int, step: int, entering: tuple[UserMessage, ...]
+        self,
+        scope: CancelScope,
+        turn: int,
+        step: int,
+        entering: tuple[UserMessage, ...],
+        prelude: Prelude | None = None,
     ) -> TurnEndReason | None:
         """Run one step; return how it would end the turn (completed, max-tokens or an
         error), or None when tools ran and the model needs another step. Raises
@@ -120,20 +135,27 @@ class StepRunner:
         append = self._session.append
         append("step/start", StepData(turn=turn, step=step))
         with self._closing(turn, step):
+            if prelude is not None:
+                prelude(turn, step)
             for message in entering:
                 append("user/message", message)
-            request = self._request()
-            if self._check_requests:
-                differences = diff_requests(request, reconstruct_request(self._session.events))
-                if differences:
-                    mismatch = str(RequestMismatch(differences))
-                    # The harness has no check mode; its nearest code, detail in the message.
-                    failure = LlmFailure(
-                        message=f"request mismatch: {mismatch}", code=INVALID_REQUEST
-                    )
-                    return ErrorReason(error=failure)
-            await self._checkpoint(scope)
-            return await self._answer(scope, turn, step, request)
+            while True:  # one attempt, and one more after each retry wait
+                request = self._request()
+                if self._check_requests:
+                    differences = diff_requests(request, reconstruct_request(self._session.events))
+                    if differences:
+                        mismatch = str(RequestMismatch(differences))
+                        # The harness has no check mode; its nearest code, detail in the message.
+                        failure = LlmFailure(
+                            message=f"request mismatch: {mismatch}", code=INVALID_REQUEST
+                        )
+                        return ErrorReason(error=failure)
+                await self._checkpoint(scope)
+                outcome = await self._answer(scope, turn, step, request)
+                if not isinstance(outcome, ErrorReason) or self._retry is None:
+                    return outcome
+                if not await self._retry.wait(scope, turn, step, request.provider, outcome.error):
+                    return outcome
 
     async def resume(self, scope: CancelScope, turn: int, step: int) -> None:
         """Go on with the tool phase of ``step``, left open waiting for approval
@@ -241,6 +263,7 @@ class StepRunner:
             finally:
                 await _close(stream)
         except Exception as error:
+            _log.warning("agent %s: the model adapter raised", self._session.id, exc_info=True)
             failure = LlmFailure.from_exception(error)
         if failure is not None:
             finish = _error_finish(failure)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, get_type_hints, overload
@@ -35,6 +36,8 @@ from dsh_llm.ids import CallId
 from dsh_llm.messages import UserMessage
 from dsh_llm.request import ToolSchema
 from dsh_session.events import ToolErrorInfo
+
+_log = logging.getLogger("dsh_agent")
 
 TOOL_ARGUMENTS_INVALID = "TOOL_ARGUMENTS_INVALID"
 TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
@@ -358,6 +361,7 @@ async def execute_tool_call(
             TOOL_CANCELLED,
         )
     except Exception as error:
+        _log.warning("tool %r (call %s) raised", call.name, call.id, exc_info=True)
         return _failure(
             f"tool {call.name!r} failed: {type(error).__name__}: {error}",
             type(error).__name__,

@@ -20,7 +20,7 @@ from dsh_agent.cancellation import CancelScope, TurnAborted
 from dsh_agent.inbox import Inbox
 from dsh_agent.notifications import InboxClaimed, Notification
 from dsh_agent.prestep import PreStep, PreStepHandler, Reject, run_pre_step
-from dsh_agent.step import Checkpoint, StepRunner
+from dsh_agent.step import Checkpoint, Prelude, StepRunner
 from dsh_llm.messages import UserMessage
 from dsh_llm.stream import LlmFailure
 from dsh_session.events import (
@@ -67,11 +67,14 @@ class TurnRunner:
         self._checkpoint = checkpoint
         self._notify = notify
 
-    def open(self) -> tuple[int, tuple[UserMessage, ...]]:
-        """Write ``turn/start`` and claim the first step's input, synchronously:
-        the new turn's number and the claimed messages."""
+    def open(self, *, claim: bool = True) -> tuple[int, tuple[UserMessage, ...]]:
+        """Write ``turn/start`` and claim the first step's input (unless not
+        ``claim``: a turn that runs a failed one again takes no new input),
+        synchronously: the new turn's number and the claimed messages."""
         turn = self._session.last_turn + 1
         self._session.append("turn/start", TurnStartData(turn=turn))
+        if not claim:
+            return turn, ()
         return turn, self._announce_claim(turn, self._inbox.claim_first_step())
 
     def _announce_claim(
@@ -87,11 +90,15 @@ class TurnRunner:
         turn: int,
         claimed: tuple[UserMessage, ...],
         *,
+        again: bool = False,
+        prelude: Prelude | None = None,
         resume_step: int | None = None,
     ) -> TurnEndReason | None:
         """Run the opened ``turn`` to its end and return the reason logged for it, or
-        ``None`` when it waits for approval. With ``resume_step``, first go on with
-        that step's tool phase (the turn was waiting)."""
+        ``None`` when it waits for approval. Its first step asks the model even with no
+        input when ``again`` (the turn runs a failed one again over the same history)
+        or given a ``prelude`` (see :data:`Prelude`). With ``resume_step``, first go on
+        with that step's tool phase (the turn was waiting for approval)."""
         step = resume_step or 0
         ending: TurnEndReason | None = None  # how the previous step would end the turn
         try:
@@ -104,9 +111,12 @@ class TurnRunner:
                 entering = await self._pre_step(scope, claimed, turn, step)
                 if entering is None:
                     return await self._end(scope, turn, _BLOCKED)
-                if not entering and (step == 1 or ending is not None):
+                first_runs_anyway = again or prelude is not None
+                if not entering and ((step == 1 and not first_runs_anyway) or ending is not None):
                     return await self._end(scope, turn, ending or _COMPLETED)
-                outcome = await self._steps.run(scope, turn, step, entering)
+                outcome = await self._steps.run(
+                    scope, turn, step, entering, prelude if step == 1 else None
+                )
                 if outcome is None:  # tools ran: the model needs another step
                     ending = None
                     continue

@@ -14,7 +14,7 @@ from pydantic import Field, JsonValue, model_validator
 
 from dsh_llm._model import DshModel, OpenDshModel, SerializedByMemberType, optional
 from dsh_llm.frozen_json import FrozenJson
-from dsh_llm.ids import CallIdField
+from dsh_llm.ids import CallIdField, MessageIdField
 
 KNOWN_SOURCE_KINDS = frozenset({"user", "plugin", "model", "tool"})
 _KNOWN_KIND_NAMES: list[JsonValue] = [*sorted(KNOWN_SOURCE_KINDS)]
@@ -24,6 +24,9 @@ class UserSource(OpenDshModel):
     """A human prompt. Extra JSON fields (e.g. ``rpcId``) are kept, deep-frozen."""
 
     kind: Literal["user"] = "user"
+    edit_of: MessageIdField | None = optional()
+    """The prompt this one edits (``editOf`` on the wire): an edit is a new message with
+    a new id, so it names the message whose text it changes."""
 
 
 class SnapshotSection(DshModel):
@@ -127,6 +130,7 @@ class UserSourceDict(TypedDict):
     misspelled kind (``{"kind": "user"}``)."""
 
     kind: Literal["user"]
+    editOf: NotRequired[str]
 
 
 class PluginSourceDict(TypedDict):

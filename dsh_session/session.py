@@ -161,6 +161,12 @@ class Session:
         to send it again before writing anything."""
         return self._state.surface.seq_of(message_id)
 
+    def surface_seqs(self) -> tuple[int, ...]:
+        """The seqs of the surface events, in surface order: the nodes derived history
+        is projected from (an empty assistant message is a node that projects nothing),
+        so a caller can write a replace that cites exactly what it shadows."""
+        return self._state.surface.nodes()
+
     # --- appending --------------------------------------------------------------------
 
     def append(

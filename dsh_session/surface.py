@@ -72,6 +72,10 @@ class Surface:
         self._projected = 0
         self._view: MessageView = MessageView(self._messages, 0)
 
+    def nodes(self) -> tuple[int, ...]:
+        """The seqs of the surface nodes, in surface order."""
+        return tuple(self._nodes)
+
     def seq_of(self, message_id: str) -> int | None:
         """The seq of the surface node holding ``message_id``, if it is on the surface."""
         return self._ids.get(message_id)

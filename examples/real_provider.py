@@ -3,8 +3,9 @@ server through DEEPSEEK_BASE_URL. Run: DEEPSEEK_API_KEY=sk-... python examples/r
 
 import asyncio
 import os
+import sys
 
-from dsh_agent import AgentLoop, run, tool
+from dsh_agent import AgentLoop, TurnFailed, run, tool
 from dsh_llm import create_user_message
 from dsh_llm.providers import OpenAIChatAdapter
 from dsh_session import Session
@@ -26,7 +27,11 @@ async def main() -> None:
         tools=[add],
     )
     prompt = create_user_message(content="What is 1234 + 4321?", source={"kind": "user"})
-    print((await run(agent, prompt)).final_response)
+    try:
+        result = await run(agent, prompt)  # transient failures are retried, logged
+    except TurnFailed as failed:  # e.g. the model call failed (TRANSPORT): Connection error.
+        sys.exit(f"error: {failed}")
+    print(result.final_response)
 
 
 if __name__ == "__main__":

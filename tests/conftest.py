@@ -1,8 +1,12 @@
-"""Project-wide test options: soak variants marked ``slow`` run only with --run-slow."""
+"""Project-wide test options (soak variants marked ``slow`` run only with --run-slow)
+and the PostgreSQL server fixtures (``postgres_server.py``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+from postgres_server import fresh_schema, server_dsn
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -18,3 +22,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip_slow)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """The DSN of the run's PostgreSQL server (started on first use)."""
+    yield from server_dsn()
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: str) -> Iterator[str]:
+    """A DSN of the run's server whose tables land in this test's own schema."""
+    yield from fresh_schema(postgres_server)

@@ -21,6 +21,7 @@ from dsh_agent.commands.chat_approvals import load_tools, pending_note
 from dsh_agent.commands.chat_script import chat_from_lines
 from dsh_agent.commands.chat_terminal import TerminalChat
 from dsh_agent.commands.output import stderr_console
+from dsh_agent.commands.session_ids import ID_HELP, resolve_session_id
 from dsh_agent.commands.storage import add_store_argument, load_session
 from dsh_agent.commands.summary import summarize
 from dsh_agent.loop import AgentLoop
@@ -69,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "run only once approved (y/n, /approve CALL, /deny CALL [REASON])",
     )
     add_store_argument(parser)
-    parser.add_argument("--session", metavar="ID", help="resume this stored session")
+    parser.add_argument("--session", metavar="ID", help=f"resume a stored session: {ID_HELP}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,7 +116,7 @@ async def _chat(args: argparse.Namespace) -> int:
             session = Session.create()
             notes.print(Text(f"new session {session.id} in {args.store}"))
         else:
-            session = await load_session(store, args.session)
+            session = await load_session(store, await resolve_session_id(store, args.session))
             summary = summarize(session)
             notes.print(
                 Text(

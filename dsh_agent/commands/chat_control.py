@@ -1,7 +1,8 @@
 """How what the user types and presses controls a chat agent, in both chat modes.
 
 A typed line becomes a message the moment it is read (that is when it gets its id):
-``/inject TEXT`` is context that does not wake the agent, anything else is a prompt,
+``/inject TEXT`` is context that does not wake the agent, ``/retry`` runs a failed
+last turn again (no new message), anything else is a prompt,
 which steers the running turn or, when the agent is idle, starts a new one. Ctrl-C
 cancels the running turn, keeping what is pending (a steer or ``/inject`` context
 typed before it reaches the model at the next turn); a second Ctrl-C (or one while
@@ -10,10 +11,12 @@ idle) asks to leave.
 
 from __future__ import annotations
 
+from dsh_agent.errors import NothingToRetryError
 from dsh_agent.loop import AgentLoop
 from dsh_llm.create import create_user_message
 
 INJECT = "/inject"
+RETRY = "/retry"
 EXIT_COMMANDS = frozenset({"/exit", "/quit"})
 CONTEXT_PLUGIN = "dsh-chat"
 """The plugin name on the source of context added with ``/inject``."""
@@ -34,6 +37,8 @@ def deliver_line(agent: AgentLoop, line: str) -> str | None:
             )
         )
         return "context added without starting a turn; the model sees it at its next step"
+    if command == RETRY:
+        return _retry(agent)
     message = create_user_message(content=text, source={"kind": "user"})
     if agent.status == "running":
         agent.steer(message)
@@ -42,6 +47,16 @@ def deliver_line(agent: AgentLoop, line: str) -> str | None:
     if agent.pending_approvals:
         return "kept for when the tool call waiting for approval is decided"
     return None
+
+
+def _retry(agent: AgentLoop) -> str:
+    if agent.status == "running":
+        return "a turn is running: /retry runs a failed turn again once the agent is idle"
+    try:
+        agent.retry()
+    except NothingToRetryError as error:
+        return str(error)
+    return "running the failed turn again"
 
 
 class InterruptPolicy:

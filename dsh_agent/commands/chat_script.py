@@ -15,13 +15,14 @@ import sys
 from typing import TextIO
 
 from dsh_agent.commands.chat_approvals import decide_line, pending_note
+from dsh_agent.commands.chat_branching import is_branch_command, run_branch_command
 from dsh_agent.commands.chat_control import EXIT_COMMANDS, InterruptPolicy, deliver_line
 from dsh_agent.commands.failures import one_line
-from dsh_agent.commands.render import describe_reason
+from dsh_agent.commands.render import describe_reason, describe_retry
 from dsh_agent.loop import AgentLoop
 from dsh_llm.errors import DshError
 from dsh_llm.stream import TextDeltaChunk
-from dsh_session.events import AssistantChunkEvent, SessionEvent, TurnEndEvent
+from dsh_session.events import AssistantChunkEvent, LlmRetryEvent, SessionEvent, TurnEndEvent
 
 
 class _ReplyWriter:
@@ -39,15 +40,21 @@ class _ReplyWriter:
             self._out.write(event.data.chunk.text)
             self._out.flush()
             self._mid_line = True
+        elif isinstance(event, LlmRetryEvent):
+            self._end_line()  # a failed attempt's streamed prefix stays on its own line
+            self._errors.write(f"dsh: {describe_retry(event)}\n")
         elif isinstance(event, TurnEndEvent):
-            if self._mid_line:
-                self._out.write("\n")
-                self._out.flush()
-                self._mid_line = False
+            self._end_line()
             reason = event.data.reason
             if reason.kind not in ("completed", "max-tokens"):
                 self.failed_turns += 1
                 self._errors.write(f"dsh: turn {event.data.turn} {describe_reason(reason)}\n")
+
+    def _end_line(self) -> None:
+        if self._mid_line:
+            self._out.write("\n")
+            self._out.flush()
+            self._mid_line = False
 
 
 async def _until_idle(agent: AgentLoop, interrupts: InterruptPolicy) -> bool:
@@ -69,9 +76,10 @@ async def _until_idle(agent: AgentLoop, interrupts: InterruptPolicy) -> bool:
 
 
 async def chat_from_lines(agent: AgentLoop, lines: TextIO) -> int:
-    """Run every line of ``lines`` to idle; the status is 1 if a turn did not complete.
-    Lines are read on the event loop's thread: the agent is idle while we wait for
-    one, and Ctrl-C there stops the command at once."""
+    """Run every line of ``lines`` to idle; the status is 1 if a turn did not complete
+    or a ``/regenerate`` or ``/edit`` was refused. Lines are read on the event loop's
+    thread: the agent is idle while we wait for one, and Ctrl-C there stops the command
+    at once. After ``/edit`` the chat goes on with the new branch's agent."""
     writer = _ReplyWriter(sys.stdout, sys.stderr)
     unsubscribe = agent.session.subscribe(writer)
     interrupts = InterruptPolicy(agent)
@@ -80,13 +88,27 @@ async def chat_from_lines(agent: AgentLoop, lines: TextIO) -> int:
         while line := lines.readline():
             if line.strip() in EXIT_COMMANDS:
                 break
-            try:
-                note = await decide_line(agent, line, answers=False)
-            except DshError as error:
-                refused += 1
-                note = f"error: {one_line(error)}"
-            if note is None:
-                note = deliver_line(agent, line)
+            if is_branch_command(line):
+                try:
+                    branched = await run_branch_command(agent, line)
+                except DshError as error:
+                    refused += 1
+                    sys.stderr.write(f"dsh: error: {one_line(error)}\n")
+                    continue
+                if branched.agent is not agent:
+                    unsubscribe()
+                    agent = branched.agent
+                    unsubscribe = agent.session.subscribe(writer)
+                    interrupts = InterruptPolicy(agent)
+                note: str | None = branched.note
+            else:
+                try:
+                    note = await decide_line(agent, line, answers=False)
+                except DshError as error:
+                    refused += 1
+                    note = f"error: {one_line(error)}"
+                if note is None:
+                    note = deliver_line(agent, line)
             if note is not None:
                 sys.stderr.write(f"dsh: {note}\n")
             if await _until_idle(agent, interrupts):

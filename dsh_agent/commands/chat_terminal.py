@@ -22,6 +22,8 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.text import Text
 
 from dsh_agent.commands.chat_approvals import ask_prompt, decide_line
+from dsh_agent.commands.chat_branching import HELP as BRANCH_HELP
+from dsh_agent.commands.chat_branching import is_branch_command, run_branch_command
 from dsh_agent.commands.chat_control import EXIT_COMMANDS, InterruptPolicy, deliver_line
 from dsh_agent.commands.failures import one_line
 from dsh_agent.commands.render import TranscriptPrinter
@@ -34,8 +36,8 @@ HELP_TEXT = (
     "Type a message and press Enter. While the model answers, what you type steers "
     "the running turn. /inject TEXT adds context without starting a turn. A tool call "
     "waiting for approval is asked about: y runs it, n [REASON] refuses it (or /approve "
-    "CALL, /deny CALL [REASON]). Ctrl-C cancels the turn (keeping what is pending); "
-    "Ctrl-C again, Ctrl-D or /exit leaves."
+    f"CALL, /deny CALL [REASON]). {BRANCH_HELP} Ctrl-C cancels the turn (keeping what "
+    "is pending); Ctrl-C again, Ctrl-D or /exit leaves."
 )
 PROMPT = "you › "
 STEER_PROMPT = "steer › "
@@ -90,28 +92,40 @@ class TerminalChat:
         self._out = HeldLine(self._prompt.app.invalidate)
         self._printer = TranscriptPrinter(SafeConsole(file=self._out, soft_wrap=True), live=True)
         self._interrupts = InterruptPolicy(agent)
+        self._unsubscribe: tuple[Callable[[], None], ...] = ()
 
     async def run(self) -> int:
         """Chat until the user leaves; a running turn is cancelled on the way out,
         unless the user ended the input (then it is allowed to finish). Pending
         input is kept in the session's durable inbox either way."""
-        agent = self._agent
-        unsubscribe = agent.session.subscribe(self._printer)
-        unsubscribe_agent = agent.subscribe(self._on_notification)
+        self._observe(self._agent)
         try:
             with patch_stdout(raw=True):
                 self._printer.note(HELP_TEXT)
                 end_of_input = await self._read_lines()
                 self._out.release()
+                agent = self._agent
                 if agent.status == "running" and not end_of_input:
                     agent.cancel("user", keep_inbox=True)
                 await agent.when_idle()
                 self._printer.print_line(Text())
                 self._note_pending()
         finally:
-            unsubscribe_agent()
-            unsubscribe()
+            self._stop_observing()
         return 0
+
+    def _observe(self, agent: AgentLoop) -> None:
+        """Print ``agent``'s session and follow its status (a new agent after /edit)."""
+        self._agent = agent
+        self._interrupts = InterruptPolicy(agent)
+        self._unsubscribe = (
+            agent.session.subscribe(self._printer),
+            agent.subscribe(self._on_notification),
+        )
+
+    def _stop_observing(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
 
     async def _read_lines(self) -> bool:
         """Hand each entered line to the agent until the user leaves; True when the
@@ -128,7 +142,10 @@ class TerminalChat:
                 return True
             if line.strip() in EXIT_COMMANDS:
                 return False
-            await self._on_line(line)
+            if is_branch_command(line):
+                await self._branch(line)
+            else:
+                await self._on_line(line)
 
     def _message(self) -> FormattedText:
         """The prompt: the reply's unfinished line, if any, above ``you ›``."""
@@ -162,6 +179,18 @@ class TerminalChat:
             return
         if note is not None:
             self._printer.note(note)
+
+    async def _branch(self, line: str) -> None:
+        """Run ``/regenerate`` or ``/edit``; after an edit, follow the new branch."""
+        try:
+            branched = await run_branch_command(self._agent, line)
+        except DshError as error:
+            self._printer.note(f"error: {one_line(error)}", "red")
+            return
+        if branched.agent is not self._agent:
+            self._stop_observing()
+            self._observe(branched.agent)
+        self._printer.note(branched.note)
 
     def _note_pending(self) -> None:
         inbox = self._agent.inbox

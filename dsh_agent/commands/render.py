@@ -15,6 +15,7 @@ from datetime import datetime
 from rich.console import Console
 from rich.text import Text
 
+from dsh_agent.branching import is_regeneration
 from dsh_llm.content import (
     ContentBlock,
     ImageBlock,
@@ -34,6 +35,7 @@ from dsh_session.events import (
     ErrorReason,
     HookCause,
     InboxSplicedEvent,
+    LlmRetryEvent,
     RequestHeaderEvent,
     SessionEvent,
     ToolResultEvent,
@@ -82,6 +84,16 @@ def describe_reason(reason: TurnEndReason) -> str:
         "max-tokens": "stopped at the output token limit",
         "interrupted": "interrupted: the process stopped mid-turn (closed by crash repair)",
     }[reason.kind]
+
+
+def describe_retry(event: LlmRetryEvent) -> str:
+    """One line for a scheduled retry: ``SERVER: HTTP 503: ...; retry 1 of 5 in 500 ms``."""
+    data = event.data
+    budget = "" if data.max_retries is None else f" of {data.max_retries}"
+    return (
+        f"{data.failure.code}: {data.failure.message}; "
+        f"retry {data.retry}{budget} in {data.delay_ms:g} ms"
+    )
 
 
 def speaker(message: Message) -> str:
@@ -157,6 +169,13 @@ class TranscriptPrinter:
             self._rule(Text(f"turn {event.data.turn}", style="bold"))
         elif isinstance(event, UserMessageEvent):
             self._message_line(event.data, event.data.content)
+            source = event.data.source
+            if isinstance(source, UserSource) and source.edit_of is not None:
+                self.note(f"edited from [{short_id(source.edit_of)}]")
+        elif is_regeneration(event):
+            seqs = event.source_event_seqs or ()
+            shadowed = f"event {seqs[0]}" if len(seqs) == 1 else f"events {seqs[0]}..{seqs[-1]}"
+            self.note(f"regenerating: the answer in {shadowed} left the history (the log keeps it)")
         elif isinstance(event, AssistantMessageEvent):
             self._assistant(event)
         elif isinstance(event, ToolResultEvent):
@@ -166,6 +185,8 @@ class TranscriptPrinter:
         elif isinstance(event, InboxSplicedEvent) and event.data.outcome == "canceled":
             count = event.data.removed_count or 0
             self.note(f"{count} pending {event.data.target} message(s) canceled", "yellow")
+        elif isinstance(event, LlmRetryEvent):
+            self.note(describe_retry(event), "yellow")
         elif isinstance(event, RequestHeaderEvent) and not self._live:
             config = event.data.header.config
             self.note(f"request header: {config.provider}/{config.model}, {event.data.reason}")

@@ -1,4 +1,4 @@
-"""``dsh sessions list|show|verify|fork|export``: the stored sessions, read from a store.
+"""``dsh sessions list|show|verify|fork|export|delete``: the stored sessions, read from a store.
 
 Every action opens the store named by ``--store`` (default: ``dsh.db`` here) and reads
 sessions through it, so what they show is what an agent resuming the session would
@@ -21,10 +21,12 @@ from typing import Any, TextIO
 
 from rich.text import Text
 
+from dsh_agent.commands import sessions_delete
 from dsh_agent.commands.failures import add_debug_argument
 from dsh_agent.commands.output import print_json, progress, stderr_console, stdout_console
 from dsh_agent.commands.rebuild import rebuild_requests, request_table
 from dsh_agent.commands.render import TranscriptPrinter, format_time, short_id
+from dsh_agent.commands.session_ids import ID_HELP, resolve_session_id
 from dsh_agent.commands.storage import add_json_argument, add_store_argument, read_session
 from dsh_agent.commands.summary import SessionSummary, summarize
 from dsh_agent.commands.terminal_text import escape_json_controls
@@ -36,40 +38,7 @@ from dsh_session.stores import SessionStore, open_store
 
 Action = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
 
-HELP = "list, show, verify, fork or export stored sessions"
-
-ID_HELP = "the session id, or enough of its start to name one session"
-
-
-class SessionIdError(DshError):
-    """An id given to ``dsh sessions`` names no stored session, or is the start of
-    several ids. ``given`` is what was typed, ``matches`` the ids it could mean."""
-
-    def __init__(self, message: str, *, given: str, matches: tuple[str, ...]) -> None:
-        super().__init__(message)
-        self.given = given
-        self.matches = matches
-
-
-async def resolve_session_id(store: SessionStore, given: str) -> str:
-    """The stored session ``given`` names: its full id, or a prefix of exactly one id."""
-    ids = [header.id for header in await store.list_sessions()]
-    if given in ids:
-        return given
-    matches = tuple(session_id for session_id in ids if given and session_id.startswith(given))
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise SessionIdError(
-            f"no session in {store} has the id or id prefix {given!r}", given=given, matches=()
-        )
-    shown = ", ".join(matches[:3]) + (", …" if len(matches) > 3 else "")
-    raise SessionIdError(
-        f"{given!r} is the start of {len(matches)} session ids in {store} ({shown}); "
-        "give more of it",
-        given=given,
-        matches=matches,
-    )
+HELP = "list, show, verify, fork, export or delete stored sessions"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -108,6 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export.add_argument(
         "--out", type=Path, metavar="FILE", help="write to FILE instead of standard output"
     )
+    delete = action("delete", sessions_delete.HELP, sessions_delete.delete, None)
+    sessions_delete.add_arguments(delete)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -182,6 +153,7 @@ async def _list(args: argparse.Namespace) -> int:
 async def _show(args: argparse.Namespace) -> int:
     async with open_store(args.store, mode="read") as store:
         session, _ = await read_session(store, await resolve_session_id(store, args.id))
+        headers = [] if args.json else await store.list_sessions()
     if args.json:
         print_json([event.model_dump(mode="json") for event in session.events])
         return 0
@@ -190,10 +162,25 @@ async def _show(args: argparse.Namespace) -> int:
     title = Text.assemble(("session ", "bold"), (header.id, "bold"))
     title.append(f"  created {format_time(header.created_at)}", style="dim")
     if header.parent_session is not None:
-        title.append(f"  forked from {header.parent_session}", style="dim")
+        title.append(f"  {describe_fork(header)}", style="dim")
     console.print(title)
+    for child in headers:
+        if child.parent_session == session.id:
+            console.print(
+                Text(f"  branch: session {child.id}, forked {describe_seed(child)}", "dim")
+            )
     TranscriptPrinter(console, live=False).print_events(session.events)
     return 0
+
+
+def describe_fork(header: SessionHeader) -> str:
+    """Where a forked session came from: its parent and the seq it was cut after."""
+    return f"forked from session {header.parent_session} {describe_seed(header)}"
+
+
+def describe_seed(header: SessionHeader) -> str:
+    last = (header.seed_length or 0) - 1
+    return f"at seq {last}" if last >= 0 else "before its first event"
 
 
 # --- verify -------------------------------------------------------------------------------

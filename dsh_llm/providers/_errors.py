@@ -102,6 +102,16 @@ class StreamIdleError(LlmError):
         self.idle_timeout = idle_timeout
 
 
+class FirstChunkTimeoutError(LlmError):
+    """No data of the response (not even its status line) came within
+    ``first_chunk_timeout`` seconds of the request."""
+
+    def __init__(self, first_chunk_timeout: float) -> None:
+        message = f"the provider sent no response within {first_chunk_timeout:g} s"
+        super().__init__(message, failure=LlmFailure(message=message, code=TIMEOUT))
+        self.first_chunk_timeout = first_chunk_timeout
+
+
 def unsupported_block(
     api: str, message_id: str, block_type: str, where: str
 ) -> UnsupportedRequestError:

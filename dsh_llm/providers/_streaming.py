@@ -15,6 +15,7 @@ from typing import Protocol, TypeVar
 
 from dsh_llm.failure_codes import INVALID_REQUEST, STREAM_CLOSED, stop_reason_code
 from dsh_llm.providers._errors import (
+    FirstChunkTimeoutError,
     SdkErrors,
     StreamIdleError,
     UnsupportedRequestError,
@@ -27,6 +28,9 @@ logger = logging.getLogger("dsh_llm.providers")
 
 DEFAULT_IDLE_TIMEOUT = 120.0
 """Seconds a started stream may go without data before it ends in ``TIMEOUT``."""
+DEFAULT_FIRST_CHUNK_TIMEOUT = 120.0
+"""Seconds a request may wait for the first data of its response (the status line
+included) before it ends in ``TIMEOUT``."""
 
 EventT = TypeVar("EventT")
 EventT_co = TypeVar("EventT_co", covariant=True)
@@ -84,11 +88,32 @@ def unknown_stop(reason: str | None) -> ErrorFinish:
     )
 
 
+def checked_timeout(name: str, seconds: float | None) -> float | None:
+    """An adapter's ``idle_timeout`` or ``first_chunk_timeout`` argument: positive
+    seconds, or ``None`` for none."""
+    if seconds is not None and not seconds > 0:
+        raise ValueError(f"{name} must be positive seconds or None, not {seconds!r}")
+    return seconds
+
+
 def checked_idle_timeout(idle_timeout: float | None) -> float | None:
     """An adapter's ``idle_timeout`` argument: positive seconds, or ``None`` for none."""
-    if idle_timeout is not None and not idle_timeout > 0:
-        raise ValueError(f"idle_timeout must be positive seconds or None, not {idle_timeout!r}")
-    return idle_timeout
+    return checked_timeout("idle_timeout", idle_timeout)
+
+
+class _FirstData:
+    """The deadline for a response's first data, until that data arrives."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.deadline = None if seconds is None else asyncio.get_running_loop().time() + seconds
+
+    def arrived(self) -> None:
+        self.deadline = None
+
+    def error(self) -> FirstChunkTimeoutError:
+        assert self.seconds is not None
+        return FirstChunkTimeoutError(self.seconds)
 
 
 async def run_stream(
@@ -97,23 +122,30 @@ async def run_stream(
     sdk: SdkErrors,
     *,
     idle_timeout: float | None,
+    first_chunk_timeout: float | None = None,
 ) -> AsyncIterator[StreamChunk]:
     """Yield the translated chunks of one provider call, ending in one ``finish``.
 
-    ``idle_timeout`` bounds the wait for each event once the response has begun;
-    the SDKs swallow keep-alive comments and pings, so they do not restart it."""
+    ``first_chunk_timeout`` bounds the wait from the call to the response's first
+    event; ``idle_timeout`` bounds the wait for each event once the response has
+    begun. The SDKs swallow keep-alive comments and pings, so they restart neither."""
+    first = _FirstData(first_chunk_timeout)
     try:
-        stream = await open_stream()
+        async with asyncio.timeout_at(first.deadline) as opening:
+            stream = await open_stream()
     except UnsupportedRequestError as error:
         yield error_finish(LlmFailure(message=str(error), code=INVALID_REQUEST))
         return
     except Exception as error:
+        if isinstance(error, TimeoutError) and opening.expired():
+            error = first.error()
         yield error_finish(failure_from_exception(error, sdk, streaming=False))
         return
     try:
         events = aiter(stream)
         while not translator.finished:
-            chunks = await _next_chunks(events, translator, sdk, idle_timeout)
+            chunks = await _next_chunks(events, translator, sdk, idle_timeout, first)
+            first.arrived()
             if chunks is None:
                 break
             for chunk in chunks:
@@ -135,11 +167,12 @@ async def _next_chunks(
     translator: EventTranslator[EventT],
     sdk: SdkErrors,
     idle_timeout: float | None,
+    first: _FirstData,
 ) -> list[StreamChunk] | None:
     """The chunks of the next event, ``None`` at the end of the stream, or an error
     finish when reading or translating the event failed."""
     try:
-        event = await _next_event(events, idle_timeout)
+        event = await _next_event(events, idle_timeout, first)
     except Exception as error:
         return [error_finish(failure_from_exception(error, sdk, streaming=True))]
     if event is None:
@@ -150,14 +183,22 @@ async def _next_chunks(
         return [error_finish(translation_failure(error))]
 
 
-async def _next_event(events: AsyncIterator[EventT], idle_timeout: float | None) -> EventT | None:
+async def _next_event(
+    events: AsyncIterator[EventT], idle_timeout: float | None, first: _FirstData
+) -> EventT | None:
     """The next event, or ``None`` at the end; :class:`StreamIdleError` when none
-    comes within ``idle_timeout``."""
+    comes within ``idle_timeout``, :class:`FirstChunkTimeoutError` when the first
+    one does not come by its deadline."""
+    idle = None if idle_timeout is None else asyncio.get_running_loop().time() + idle_timeout
+    first_due = first.deadline is not None and (idle is None or first.deadline < idle)
     try:
-        async with asyncio.timeout(idle_timeout) as timer:
+        async with asyncio.timeout_at(first.deadline if first_due else idle) as timer:
             return await anext(events, None)
     except TimeoutError:
-        if idle_timeout is not None and timer.expired():
+        if timer.expired():
+            if first_due:
+                raise first.error() from None
+            assert idle_timeout is not None
             raise StreamIdleError(idle_timeout) from None
         raise
 

@@ -20,9 +20,11 @@ from dsh_llm.providers._anthropic_stream import MessagesStreamTranslator
 from dsh_llm.providers._anthropic_wire import messages_body
 from dsh_llm.providers._errors import SdkErrors
 from dsh_llm.providers._streaming import (
+    DEFAULT_FIRST_CHUNK_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
     SdkStream,
     checked_idle_timeout,
+    checked_timeout,
     run_stream,
 )
 from dsh_llm.request import GenerateRequest
@@ -54,14 +56,16 @@ class AnthropicAdapter:
     assistant message's replay state and are sent back verbatim to the same model.
     ``GenerateRequest.reasoning_effort`` becomes ``output_config.effort``.
 
-    Retries: the SDK retries a request that failed *before* streaming began
-    (connection errors, 408/409/429/5xx including 529 overloaded) ``max_retries``
-    times with backoff, honouring ``retry-after``. Nothing is retried once the
-    stream has started; a failure then ends the stream in ``finish {error}``.
+    Retries: none by default (``max_retries=0``): every failure ends the stream in
+    ``finish {error}`` and the caller decides; the agent loop's ``RetryPolicy``
+    retries and logs each attempt. A positive ``max_retries`` lets the SDK retry a
+    request that failed before streaming began, invisibly to the log.
     ``idle_timeout`` (seconds, default 120; ``None`` for no limit) ends a started
     stream in ``TIMEOUT`` when it sends no data that long; keep-alive comments and
-    pings do not count as data. ``timeout`` is the SDK's client timeout, which also
-    bounds the wait for the response to begin.
+    pings do not count as data. ``first_chunk_timeout`` (seconds, default 120;
+    ``None`` for no limit) ends a request in ``TIMEOUT`` when no data of the
+    response has come that long after it was sent. ``timeout`` is the SDK's client
+    timeout for each network operation.
     """
 
     def __init__(
@@ -70,13 +74,15 @@ class AnthropicAdapter:
         client: anthropic.AsyncAnthropic | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
-        max_retries: int = 2,
+        max_retries: int = 0,
         timeout: float | None = None,
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+        first_chunk_timeout: float | None = DEFAULT_FIRST_CHUNK_TIMEOUT,
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
         thinking: Mapping[str, Any] | None = None,
     ) -> None:
         self._idle_timeout = checked_idle_timeout(idle_timeout)
+        self._first_chunk_timeout = checked_timeout("first_chunk_timeout", first_chunk_timeout)
         if client is None:
             options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
             client = anthropic.AsyncAnthropic(
@@ -96,6 +102,7 @@ class AnthropicAdapter:
             MessagesStreamTranslator(),
             ANTHROPIC_ERRORS,
             idle_timeout=self._idle_timeout,
+            first_chunk_timeout=self._first_chunk_timeout,
         )
 
     async def _open(self, request: GenerateRequest) -> SdkStream[RawMessageStreamEvent]:

@@ -21,9 +21,11 @@ from dsh_llm.providers._errors import SdkErrors
 from dsh_llm.providers._openai_stream import ChatStreamTranslator
 from dsh_llm.providers._openai_wire import MaxTokensField, chat_body
 from dsh_llm.providers._streaming import (
+    DEFAULT_FIRST_CHUNK_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
     SdkStream,
     checked_idle_timeout,
+    checked_timeout,
     run_stream,
 )
 from dsh_llm.request import GenerateRequest
@@ -56,19 +58,20 @@ class OpenAIChatAdapter:
     talks to DeepSeek with the key in ``DEEPSEEK_API_KEY``. ``provider`` only picks
     these defaults (kept as ``adapter.provider``); requests name their own provider.
 
-    Retries: the SDK retries a request that failed *before* streaming began
-    (connection errors, 408/409/429/5xx) ``max_retries`` times with backoff,
-    honouring ``retry-after``. Nothing is retried once the stream has started; a
-    failure then ends the stream in ``finish {error}`` and the caller decides.
-    Pass ``max_retries=0`` to see every failure (tests do).
+    Retries: none by default (``max_retries=0``): every failure ends the stream in
+    ``finish {error}`` and the caller decides; the agent loop's ``RetryPolicy``
+    retries and logs each attempt. A positive ``max_retries`` lets the SDK retry a
+    request that failed before streaming began, invisibly to the log.
 
     ``max_tokens_field`` names the wire field for ``GenerateRequest.max_tokens``:
     ``max_tokens`` (DeepSeek, vLLM, Ollama) or ``max_completion_tokens`` (OpenAI's
     reasoning models refuse the older name).
     ``idle_timeout`` (seconds, default 120; ``None`` for no limit) ends a started
     stream in ``TIMEOUT`` when it sends no data that long; keep-alive comments and
-    pings do not count as data. ``timeout`` is the SDK's client timeout, which also
-    bounds the wait for the response to begin.
+    pings do not count as data. ``first_chunk_timeout`` (seconds, default 120;
+    ``None`` for no limit) ends a request in ``TIMEOUT`` when no data of the
+    response has come that long after it was sent. ``timeout`` is the SDK's client
+    timeout for each network operation.
     """
 
     def __init__(
@@ -78,12 +81,14 @@ class OpenAIChatAdapter:
         base_url: str | None = None,
         api_key: str | None = None,
         provider: str = "openai",
-        max_retries: int = 2,
+        max_retries: int = 0,
         timeout: float | None = None,
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+        first_chunk_timeout: float | None = DEFAULT_FIRST_CHUNK_TIMEOUT,
         max_tokens_field: MaxTokensField = "max_tokens",
     ) -> None:
         self._idle_timeout = checked_idle_timeout(idle_timeout)
+        self._first_chunk_timeout = checked_timeout("first_chunk_timeout", first_chunk_timeout)
         self.provider = provider
         self._max_tokens_field: MaxTokensField = max_tokens_field
         if client is None:
@@ -110,6 +115,7 @@ class OpenAIChatAdapter:
             ChatStreamTranslator(),
             OPENAI_ERRORS,
             idle_timeout=self._idle_timeout,
+            first_chunk_timeout=self._first_chunk_timeout,
         )
 
     async def _open(self, request: GenerateRequest) -> SdkStream[ChatCompletionChunk]:

@@ -284,3 +284,17 @@ def append_batch(
     except BaseException:
         connection.execute("ROLLBACK")
         raise
+
+
+def delete_session(connection: sqlite3.Connection, session_id: str) -> bool:
+    """Remove a session's row and all its event rows in one transaction; whether it
+    existed. (The harness itself never deletes; its schema cascades, this says so.)"""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
+        found = connection.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    return found > 0

@@ -3,8 +3,12 @@
 ``SqliteSessionStore`` (the embedded default), ``JsonlSessionStore`` (one
 ``<session-id>.jsonl`` file per session, the TypeScript harness's format),
 ``HarnessSqliteSessionStore`` (the TypeScript harness's schema-17 database),
-``MemorySessionStore`` (tests), and ``open_store(url)`` to pick one from configuration.
+``MemorySessionStore`` (tests), ``PostgresSessionStore`` (many processes and machines
+on one database; imported on first use, it needs the ``postgres`` extra), and
+``open_store(url)`` to pick one from configuration.
 """
+
+from typing import TYPE_CHECKING
 
 from dsh_session.errors import SessionConflictError
 from dsh_session.stores._regular_file import NotARegularFileError
@@ -22,12 +26,26 @@ from dsh_session.stores.recovery import LoadReport, TornTail
 from dsh_session.stores.sqlite import SqliteSessionStore
 from dsh_session.stores.url import StoreUrlError, open_store
 
+if TYPE_CHECKING:
+    from dsh_session.stores.postgres import PostgresSessionStore
+
+
+def __getattr__(name: str) -> object:
+    """Import the PostgreSQL store (and psycopg) only when it is asked for."""
+    if name == "PostgresSessionStore":
+        from dsh_session.stores.postgres import PostgresSessionStore
+
+        return PostgresSessionStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "HarnessSqliteSessionStore",
     "JsonlSessionStore",
     "LoadReport",
     "MemorySessionStore",
     "NotARegularFileError",
+    "PostgresSessionStore",
     "SessionConflictError",
     "SessionNotFoundError",
     "SessionStore",

@@ -33,7 +33,7 @@ def set_aside(log: Path, offset: int, data: bytes) -> Path:
         sidecar = _link_under_a_free_name(staging, log.with_name(name))
     finally:
         staging.unlink()
-    _sync_directory(log.parent)
+    sync_directory(log.parent)
     return sidecar
 
 
@@ -51,7 +51,8 @@ def _link_under_a_free_name(staging: Path, wanted: Path) -> Path:
     return target
 
 
-def _sync_directory(directory: Path) -> None:
+def sync_directory(directory: Path) -> None:
+    """Make the entries of ``directory`` (a new name, a rename, a removal) durable."""
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)

@@ -20,7 +20,7 @@ import dataclasses
 import functools
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
@@ -29,6 +29,7 @@ from dsh_session.errors import SessionConflictError, SessionError, StoreError
 from dsh_session.events import SessionEvent
 from dsh_session.header import SessionHeader, SessionId, validate_session_id
 from dsh_session.session import Session
+from dsh_session.stores.follow import check_from_seq, poll_events
 from dsh_session.stores.recovery import LoadReport, StoredLog, TornTail, restore_session
 
 logger = logging.getLogger(__name__)
@@ -153,6 +154,18 @@ class SessionStore(ABC):
         load (called under the I/O lock, before the log is read) and false for an
         attach (called inline: it must not use state a running write uses)."""
 
+    def _take_over(self, session_id: SessionId) -> None:
+        """Claim a stored session for :meth:`load` even from a live writer, fencing it.
+        Only a backend whose ownership lives in the database can take a session from a
+        live process; the embedded stores' OS locks cannot be broken, so for them a
+        take-over is a plain claim (it succeeds once the owner is gone)."""
+        self._claim(session_id, stored=True)
+
+    def _read_events(self, session_id: SessionId, from_seq: int) -> list[SessionEvent]:
+        """The stored events from ``from_seq`` on, for :meth:`follow`; a backend that can
+        read a range without the whole log overrides this."""
+        return self._read_log(session_id).events[from_seq:]
+
     def _disclaim(self, session_id: SessionId) -> None:  # noqa: B027 - optional hook
         """Give ownership of a session up (nothing happens if it is not held)."""
 
@@ -248,9 +261,12 @@ class SessionStore(ABC):
 
     # --- loading and listing ----------------------------------------------------------
 
-    async def load(self, session_id: str) -> Session:
+    async def load(self, session_id: str, *, take_over: bool = False) -> Session:
         """Load a session from durable storage: validated, repaired after a crash (the
         repair and ``session/end-seed`` are durable before this returns), attached.
+        With ``take_over`` a store whose ownership lives in the database (PostgreSQL)
+        takes the session from a writer that is stuck or gone; that writer's next
+        flush raises :class:`SessionConflictError`.
 
         Raises :class:`SessionNotFoundError`, :class:`SessionFormatError` (newer version,
         unknown required event type), :class:`SessionCorruptError` (damage that is not a
@@ -268,7 +284,8 @@ class SessionStore(ABC):
             )
         self._loading.add(sid)
         try:
-            await self._call(lambda: self._claim(sid, stored=True), batch_size=0)
+            claim = self._take_over if take_over else functools.partial(self._claim, stored=True)
+            await self._call(lambda: claim(sid), batch_size=0)
             session, report, stored = await self._restore(sid, resuming=True)
             if stored.torn_tail is not None:
                 kept = await self._call(lambda: self._set_aside_torn_tail(sid, stored))
@@ -314,12 +331,62 @@ class SessionStore(ABC):
         appended = tuple(session.events[len(stored.events) :])
         return session, LoadReport(torn_tail=stored.torn_tail, appended=appended), stored
 
+    def follow(
+        self, session_id: str, *, from_seq: int = 0, poll_interval: float = 0.1
+    ) -> AsyncGenerator[SessionEvent, None]:
+        """The session's durable events from ``from_seq`` on, in order, as any process
+        commits them: first those stored already, then each new one, until the caller
+        stops iterating or the store is closed. Raises :class:`SessionNotFoundError`
+        when the session is not stored. This backend polls every ``poll_interval``
+        seconds; PostgreSQL is woken by ``NOTIFY`` instead."""
+        check_from_seq(from_seq)
+        return poll_events(self, validate_session_id(session_id), from_seq, poll_interval)
+
     async def list_sessions(self) -> list[SessionHeader]:
         """Headers of the sessions in durable storage, oldest first. A session that was
         attached but never flushed is not listed yet."""
         self._check_open()
         headers = await self._call(lambda: self._reading("sessions", self._read_headers))
         return sorted(headers, key=lambda header: (header.created_at, header.id))
+
+    async def delete(self, session_id: str) -> None:
+        """Remove a stored session for good, all or nothing: after a crash mid-delete the
+        session loads whole or is gone. A fork of it keeps its own copy of the events
+        it took and still loads (docs/decisions/2026-12-03-session-delete.md).
+
+        Raises :class:`SessionConflictError` while a writer owns the session (attached
+        to this store, or held by another store object or process; nothing is
+        removed), :class:`SessionNotFoundError` when there is none, and
+        :class:`StoreError` on a read-only store or when the removal fails."""
+        sid = validate_session_id(session_id)
+        self._check_open()
+        if self.read_only:
+            raise StoreError(f"{self} was opened read-only; session {sid!r} cannot be deleted")
+        if sid in self._tracked or sid in self._loading:
+            raise SessionConflictError(
+                f"session {sid!r} is attached to this store; detach it before deleting it",
+                session_id=sid,
+                holder=repr(self),
+            )
+        await self._call(lambda: self._delete_owned(sid), batch_size=0)
+
+    def _delete_owned(self, sid: SessionId) -> None:
+        """Own the session (refused while a writer holds it), remove it, let it go."""
+        self._claim(sid, stored=False)
+        try:
+            self._delete_log(sid)
+        except SessionError:
+            raise
+        except Exception as error:
+            raise StoreError(f"could not delete session {sid!r} from {self}: {error}") from error
+        finally:
+            self._forget(sid)
+            self._disclaim(sid)
+
+    def _delete_log(self, session_id: SessionId) -> None:
+        """Remove a stored session, all or nothing as far as a later load can tell; raise
+        :class:`SessionNotFoundError` when there is none. Called while owning it."""
+        raise StoreError(f"{self} cannot delete sessions")
 
     # --- lifetime ---------------------------------------------------------------------
 

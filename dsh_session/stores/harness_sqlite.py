@@ -34,6 +34,7 @@ from dsh_session.harness_format import (
     check_schema,
     check_vocabulary,
     create_database,
+    delete_session,
     migrate_legacy_events,
     read_headers,
     read_stored_session,
@@ -172,6 +173,13 @@ class HarnessSqliteSessionStore(SessionStore):
             header: dict[str, Any] = json.loads(dump_header(batch.header))
             header.setdefault("delegationDepth", 0)
             append_batch(self._db, header, events, create=True)
+        self.stats.fsyncs += 1
+
+    def _delete_log(self, session_id: SessionId) -> None:
+        """The session's row and its event rows, in one transaction."""
+        assert self._db is not None, "a read-only store never writes"
+        if not delete_session(self._db, session_id):
+            raise SessionNotFoundError(session_id, repr(self))
         self.stats.fsyncs += 1
 
     # --- reading ----------------------------------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from dsh_session.header import SessionHeader, SessionId, parse_header
 from dsh_session.stores._codec import dump_event, dump_header_line
 from dsh_session.stores._jsonl_scan import scan_jsonl
 from dsh_session.stores._regular_file import NotARegularFileError, open_regular
+from dsh_session.stores._removal import remove_flat_log, remove_session_folder
 from dsh_session.stores._torn_sidecar import set_aside
 from dsh_session.stores.base import (
     INLINE_BATCH_LIMIT,
@@ -179,6 +181,30 @@ class JsonlSessionStore(SessionStore):
             self.stats.fsyncs += 1
         finally:
             os.close(fd)
+
+    def _delete_log(self, session_id: SessionId) -> None:
+        """Rename the log out of the session's name first, then remove what is left
+        (``_removal.py``); the flat file or the harness folder, whichever holds it."""
+        flat = self.path_of(session_id)
+        folder = find_harness_folder(self.directory, session_id)
+        try:
+            mode: int | None = os.lstat(flat).st_mode
+        except FileNotFoundError:
+            mode = None
+        if folder is not None and mode is not None:
+            raise SessionCorruptError(
+                f"{self}: session {session_id!r} is stored twice, in {flat} and in "
+                f"{folder.path}; move one of them away",
+                field="id",
+            )
+        if folder is not None:
+            remove_session_folder(folder.path)
+        elif mode is None:
+            raise SessionNotFoundError(session_id, repr(self))
+        elif not stat.S_ISREG(mode):
+            raise NotARegularFileError(flat, mode)
+        else:
+            remove_flat_log(flat)
 
     # --- reading ----------------------------------------------------------------------
 

@@ -42,6 +42,10 @@ class MemorySessionStore(SessionStore):
             raise SessionNotFoundError(session_id, repr(self)) from None
         return StoredLog(header, list(events))
 
+    def _delete_log(self, session_id: SessionId) -> None:
+        if self._logs.pop(session_id, None) is None:
+            raise SessionNotFoundError(session_id, repr(self))
+
     def _read_headers(self) -> list[SessionHeader]:
         return [header for header, _ in self._logs.values()]
 

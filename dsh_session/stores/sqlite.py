@@ -29,6 +29,7 @@ import sqlite3
 from pathlib import Path
 
 from dsh_session.errors import SessionCorruptError, SessionError, StoreError
+from dsh_session.events import SessionEvent
 from dsh_session.harness_format import SCHEMA_VERSION as HARNESS_SCHEMA_VERSION
 from dsh_session.header import SessionHeader, SessionId, parse_header
 from dsh_session.parse import parse_events
@@ -263,6 +264,23 @@ class SqliteSessionStore(SessionStore):
                 "attaching a new session with the same id"
             ) from None
 
+    def _delete_log(self, session_id: SessionId) -> None:
+        """One transaction removes the header, the events and the writer epoch."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            deleted = db.execute("DELETE FROM dsh_sessions WHERE id = ?", (session_id,))
+            if deleted.rowcount == 0:
+                raise SessionNotFoundError(session_id, repr(self))
+            db.execute("DELETE FROM dsh_events WHERE session_id = ?", (session_id,))
+            _EPOCHS.forget(db.cursor(), session_id)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        self.stats.fsyncs += 1
+
     # --- reading ----------------------------------------------------------------------
 
     def _read_log(self, session_id: SessionId) -> StoredLog:
@@ -295,6 +313,19 @@ class SqliteSessionStore(SessionStore):
                     seq=position,
                 )
         return StoredLog(header, parse_events([event for _, event in rows]))
+
+    def _read_events(self, session_id: SessionId, from_seq: int) -> list[SessionEvent]:
+        """The stored events from ``from_seq`` on (what a follower polls for)."""
+        if (
+            self._db.execute("SELECT 1 FROM dsh_sessions WHERE id = ?", (session_id,)).fetchone()
+            is None
+        ):
+            raise SessionNotFoundError(session_id, repr(self))
+        rows = self._db.execute(
+            "SELECT event FROM dsh_events WHERE session_id = ? AND seq >= ? ORDER BY seq",
+            (session_id, from_seq),
+        ).fetchall()
+        return parse_events([event for (event,) in rows])
 
     def _read_headers(self) -> list[SessionHeader]:
         headers = []

@@ -1,11 +1,13 @@
 """Open a store from a URL, so applications can take the backend from configuration.
 
 Forms: ``sqlite:///relative.db``, ``sqlite:////absolute.db``, ``jsonl:///relative/dir``,
-``jsonl:////absolute/dir`` and ``memory://``. The path is what follows the third slash,
-so a fourth slash makes it absolute; it is percent-decoded (strictly: every ``%`` starts
-two hex digits that decode to UTF-8). Hosts, queries, fragments, control characters
-(``%00`` and NUL included) and empty paths are refused rather than ignored or
-guessed at, so a typo never opens the wrong file.
+``jsonl:////absolute/dir``, ``memory://`` and ``postgresql://...`` (or ``postgres://``:
+a libpq URL, passed to :class:`PostgresSessionStore` as it is). For the file stores the
+path is what follows the third slash, so a fourth slash makes it absolute; it is
+percent-decoded (strictly: every ``%`` starts two hex digits that decode to UTF-8).
+Hosts, queries, fragments, control characters (``%00`` and NUL included) and empty
+paths are refused rather than ignored or guessed at, so a typo never opens the wrong
+file.
 
 A ``sqlite:`` URL naming a database of the TypeScript harness (schema 17, told by the
 file's header) opens :class:`HarnessSqliteSessionStore`; a ``jsonl:`` folder may hold
@@ -25,7 +27,10 @@ from dsh_session.stores.jsonl import JsonlSessionStore
 from dsh_session.stores.memory import MemorySessionStore
 from dsh_session.stores.sqlite import SqliteSessionStore
 
-_FORMS = "sqlite:///path.db, jsonl:///path/dir or memory:// (four slashes for an absolute path)"
+_FORMS = (
+    "sqlite:///path.db, jsonl:///path/dir, memory:// (four slashes for an absolute path) "
+    "or postgresql://host/database"
+)
 
 _BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -54,6 +59,10 @@ def open_store(url: str, *, mode: StoreMode = "create") -> SessionStore:
         if rest:
             raise StoreUrlError(url, "memory:// takes no path")
         return MemorySessionStore()
+    if scheme in ("postgresql", "postgres"):
+        from dsh_session.stores.postgres import PostgresSessionStore
+
+        return PostgresSessionStore(url, mode=mode)
     if scheme not in ("sqlite", "jsonl"):
         raise StoreUrlError(url, f"unknown scheme {scheme!r}; expected {_FORMS}")
     if not rest.startswith("/"):

@@ -58,6 +58,7 @@ class WriterEpochs:
             f"UPDATE dsh_session_writers SET epoch = epoch WHERE session_id = {p} AND epoch = {p}"
         )
         self._current = f"SELECT epoch, claimed_by FROM dsh_session_writers WHERE session_id = {p}"
+        self._forget = f"DELETE FROM dsh_session_writers WHERE session_id = {p}"
 
     def claim(self, cursor: Cursor, session_id: SessionId, claimed_by: str) -> int:
         """Take the session over from any earlier writer; return the new epoch."""
@@ -81,3 +82,9 @@ class WriterEpochs:
             session_id=session_id,
             holder=holder,
         )
+
+    def forget(self, cursor: Cursor, session_id: SessionId) -> None:
+        """Drop a deleted session's epoch: a writer still holding one finds no row to
+        match, so its next batch is refused like a taken-over writer's."""
+        cursor.execute(self._create)
+        cursor.execute(self._forget, (session_id,))

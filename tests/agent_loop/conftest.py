@@ -21,13 +21,15 @@ def session() -> Session:
 
 @pytest.fixture
 def make_agent(session: Session) -> AgentFactory:
-    """Build an agent over ``session``; the request check is on unless a test opts out."""
+    """Build an agent over ``session``; the request check is on and retries are off
+    (a failure ends its turn at once) unless a test opts out."""
 
     def make(adapter: ModelAdapter, **options: Any) -> AgentLoop:
         options.setdefault("session", session)
         options.setdefault("provider", "test")
         options.setdefault("model", "test-model")
         options.setdefault("check_requests", True)
+        options.setdefault("retry", None)
         return AgentLoop(adapter=adapter, **options)
 
     return make

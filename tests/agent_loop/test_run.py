@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dsh_agent import run, tool
+from dsh_agent import TurnFailed, run, tool
 from dsh_llm import LlmFailure
 from dsh_llm.testing import ScriptedAdapter, reply
 
@@ -45,12 +45,30 @@ async def test_run_starts_at_the_message_receipt(make_agent: AgentFactory) -> No
 
 
 async def test_a_failed_run_has_no_final_response(make_agent: AgentFactory) -> None:
-    agent = make_agent(ScriptedAdapter([LlmFailure(message="overloaded", code="SERVER")]))
+    failure = LlmFailure(message="overloaded", code="SERVER")
+    agent = make_agent(ScriptedAdapter([failure]))
 
-    result = await run(agent, fixed("q1", "hi"))
+    result = await run(agent, fixed("q1", "hi"), raise_on_error=False)
 
     assert result.final_response is None
     assert result.finish_reason == "error"
+    assert result.failure == failure
+
+
+async def test_a_failed_run_raises_turn_failed_with_the_failure_and_the_result(
+    make_agent: AgentFactory,
+) -> None:
+    failure = LlmFailure(message="overloaded", code="SERVER")
+    agent = make_agent(ScriptedAdapter([failure]))
+
+    with pytest.raises(
+        TurnFailed, match=r"^the model call failed \(SERVER\): overloaded$"
+    ) as raised:
+        await run(agent, fixed("q1", "hi"))
+
+    assert raised.value.failure == failure
+    assert raised.value.result.failure == failure
+    assert raised.value.result.finish_reason == "error"
 
 
 async def test_run_with_bare_text_says_how_to_create_the_message(

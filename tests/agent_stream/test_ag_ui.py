@@ -167,6 +167,7 @@ async def test_whole_block_answers_render_and_a_failed_call_ends_in_run_error() 
         adapter=ScriptedAdapter([whole_blocks, failure]),
         provider="test",
         model="scripted",
+        retry=None,  # the failure ends its turn at once
     )
     first = create_user_message(content="hi", source={"kind": "user"})
     updates = [u async for u in agent.stream(first)]

@@ -145,7 +145,7 @@ async def test_a_failed_model_call_marks_its_chat_and_turn_spans_as_errors(
     failure = LlmFailure(message="bad credentials", code="INVALID_CREDENTIAL")
     agent = _agent(session, ScriptedAdapter([failure]))
     with trace_agent(agent, tracer_provider=_provider(exporter)):
-        await run(agent, _prompt("hello"))
+        await run(agent, _prompt("hello"), raise_on_error=False)
     await agent.aclose()
 
     spans = exporter.get_finished_spans()

@@ -82,6 +82,10 @@ class FakeOpenAIServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.delay = delay
         self.requests: list[dict[str, Any]] = []
+        self.refusals_left = 0
+        """How many of the next requests to refuse with ``refusal_status``."""
+        self.refusal_status = 401
+        """401 is not retried; 503 is."""
 
     @property
     def base_url(self) -> str:
@@ -98,9 +102,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append(body)
-        if self.path != "/v1/chat/completions":
-            error = json.dumps({"error": {"message": f"no route {self.path}"}}).encode()
-            self.send_response(404)
+        if self.path != "/v1/chat/completions" or self.server.refusals_left:
+            refused = self.path == "/v1/chat/completions"
+            self.server.refusals_left -= refused
+            message = "refused as scripted" if refused else f"no route {self.path}"
+            error = json.dumps({"error": {"message": message}}).encode()
+            self.send_response(self.server.refusal_status if refused else 404)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(error)))
             self.end_headers()

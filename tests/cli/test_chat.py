@@ -102,6 +102,37 @@ def test_a_failed_turn_makes_the_exit_status_non_zero(dsh: Dsh, server: FakeOpen
     assert "404" in result.stderr
 
 
+def test_retry_runs_the_failed_turn_again_without_sending_the_prompt_twice(
+    dsh: Dsh, server: FakeOpenAIServer
+) -> None:
+    server.refusals_left = 1
+
+    replies, notes, status = chat(dsh, server, "hello\n/retry\n/retry\n")
+
+    assert replies == "You said: hello\n"
+    assert "dsh: turn 1 error AUTH" in notes
+    assert "dsh: running the failed turn again" in notes
+    assert "dsh: nothing to retry: the last turn (2) ended 'completed'" in notes
+    assert status == 1  # turn 1 failed
+    first, second = server.requests
+    assert first == second  # the same history: one user message, sent in both
+    assert [m["role"] for m in second["messages"]] == ["user"]
+
+
+def test_a_transient_failure_is_retried_and_said_on_stderr(
+    dsh: Dsh, server: FakeOpenAIServer
+) -> None:
+    server.refusals_left, server.refusal_status = 1, 503
+
+    replies, notes, status = chat(dsh, server, "hello\n")
+
+    assert status == 0, notes
+    assert replies == "You said: hello\n"
+    [retry] = [line for line in notes.splitlines() if "retry 1 of 5" in line]
+    assert retry.startswith("dsh: SERVER: HTTP 503: refused as scripted; retry 1 of 5 in ")
+    assert len(server.requests) == 2
+
+
 def test_a_missing_api_key_is_one_line_and_non_zero(dsh: Dsh) -> None:
     result = dsh.run(
         *("chat", "--provider", "anthropic", "--model", "m", "--api-key-env", "NO_SUCH_KEY"),

@@ -196,3 +196,34 @@ def test_an_idle_timeout_that_is_not_positive_is_refused(
 ) -> None:
     with pytest.raises(ValueError, match="idle_timeout"):
         make_adapter(stub, idle_timeout=idle_timeout)
+
+
+async def test_a_server_that_never_answers_times_out_at_the_first_chunk_timeout(
+    stub: StubServer, make_adapter: AdapterFactory
+) -> None:
+    stub.script(Reply(stall=True))  # not even a status line
+
+    reported = await failure(make_adapter(stub, first_chunk_timeout=0.3, idle_timeout=None))
+
+    assert (reported.code, reported.status) == ("TIMEOUT", None)
+    assert reported.message == "the provider sent no response within 0.3 s"
+    await asyncio.wait_for(stub.client_hung_up.wait(), timeout=10)
+
+
+async def test_keepalives_after_the_headers_are_not_a_first_chunk(
+    stub: StubServer, make_adapter: AdapterFactory
+) -> None:
+    stub.script(sse_reply([], then="hold", keepalive_every=0.05))
+
+    reported = await failure(make_adapter(stub, first_chunk_timeout=0.3, idle_timeout=None))
+
+    assert reported.code == "TIMEOUT"
+    assert "no response within 0.3 s" in reported.message
+
+
+@pytest.mark.parametrize("first_chunk_timeout", [0, -1.0])
+def test_a_first_chunk_timeout_that_is_not_positive_is_refused(
+    stub: StubServer, make_adapter: AdapterFactory, first_chunk_timeout: float
+) -> None:
+    with pytest.raises(ValueError, match="first_chunk_timeout"):
+        make_adapter(stub, first_chunk_timeout=first_chunk_timeout)

@@ -14,7 +14,12 @@ import pytest
 from dsh_session.errors import SessionCorruptError, SessionFormatError, StoreError
 from dsh_session.events import UnknownEvent
 from dsh_session.session import Session
-from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
+from dsh_session.stores import (
+    JsonlSessionStore,
+    PostgresSessionStore,
+    SessionStore,
+    SqliteSessionStore,
+)
 
 from .conftest import StoreFactory
 from .scenarios import complete_turn, loads_back
@@ -32,6 +37,8 @@ async def _stored_then_tampered(open_store: StoreFactory, path: Path, tamper: Ta
     await store.close()
     if isinstance(store, SqliteSessionStore):
         _tamper_sqlite(store.path, tamper)
+    elif isinstance(store, PostgresSessionStore):
+        _tamper_postgres(store.dsn, tamper)
     else:
         assert isinstance(store, JsonlSessionStore)
         _tamper_jsonl(store.path_of(session.id), tamper)
@@ -61,6 +68,29 @@ def _tamper_sqlite(path: Path, tamper: Tamper) -> None:
     )
     db.execute("COMMIT")
     db.close()
+
+
+def _tamper_postgres(dsn: str, tamper: Tamper) -> None:
+    import psycopg
+
+    with psycopg.connect(dsn) as db:
+        found = db.execute("SELECT header FROM dsh_sessions WHERE id = 'victim'").fetchone()
+        assert found is not None
+        (header,) = found
+        rows = db.execute(
+            "SELECT event FROM dsh_events WHERE session_id = 'victim' ORDER BY seq"
+        ).fetchall()
+        log = [json.loads(header), *(json.loads(row) for (row,) in rows)]
+        tamper(log)
+        db.execute(
+            "UPDATE dsh_sessions SET header = %s, head = %s WHERE id = 'victim'",
+            (json.dumps(log[0]), len(log) - 1),
+        )
+        db.execute("DELETE FROM dsh_events WHERE session_id = 'victim'")
+        db.cursor().executemany(
+            "INSERT INTO dsh_events (session_id, seq, event) VALUES ('victim', %s, %s)",
+            [(event["seq"], json.dumps(event)) for event in log[1:]],
+        )
 
 
 def _set_version(log: list[dict[str, object]]) -> None:

@@ -72,7 +72,7 @@ async def test_memory_url_gives_a_fresh_memory_store() -> None:
     ("url", "problem"),
     [
         ("sessions.db", "no scheme"),
-        ("postgres:///db", "unknown scheme 'postgres'"),
+        ("mysql:///db", "unknown scheme 'mysql'"),
         ("sqlite://host/db", "names a host"),
         ("sqlite:///", "no path"),
         ("jsonl:///dir?sync=off", "queries"),

@@ -1,0 +1,99 @@
+"""``dsh sessions delete ID [--yes]``: remove a stored session for good.
+
+It asks first. At a terminal it shows what would go and deletes only after ``y``;
+when standard input is not a terminal it refuses unless ``--yes`` says the caller
+means it, so a script never deletes because a prompt happened to read a line meant
+for something else. The store itself refuses while a writer (a running ``dsh chat``)
+owns the session, and removes the session all or nothing. Forks of the session keep
+their own copy of what they took and stay
+(docs/decisions/2026-12-03-session-delete.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dsh_agent.commands.output import stdout_console
+from dsh_agent.commands.render import format_time
+from dsh_agent.commands.session_ids import ID_HELP, SessionIdError, resolve_session_id
+from dsh_agent.commands.storage import UnreadableSessionError, read_session
+from dsh_agent.commands.summary import summarize
+from dsh_llm.errors import DshError
+from dsh_session.errors import SessionError
+from dsh_session.header import validate_session_id
+from dsh_session.stores import SessionNotFoundError, SessionStore, open_store
+
+HELP = "delete a stored session for good (asks first unless --yes)"
+
+
+class DeleteNotConfirmedError(DshError):
+    """``dsh sessions delete`` was not confirmed: declined at the prompt, or run
+    without a terminal to ask at and without ``--yes``. Nothing was deleted."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The session to delete, and ``--yes``."""
+    parser.add_argument("id", help=f"the session to delete: {ID_HELP}")
+    parser.add_argument(
+        "--yes", "-y", action="store_true", help="delete without asking (needed without a terminal)"
+    )
+
+
+async def delete(args: argparse.Namespace) -> int:
+    """Resolve the id, confirm, delete; one line says what went."""
+    async with open_store(args.store, mode="open") as store:
+        session_id = await _session_to_delete(store, args.id)
+        if not args.yes:
+            _confirm(session_id, await _describe(store, session_id))
+        await store.delete(session_id)
+    stdout_console().print(f"deleted session {session_id} from {args.store}")
+    return 0
+
+
+async def _session_to_delete(store: SessionStore, given: str) -> str:
+    """The id ``given`` names, as for every command; and a full id even when the
+    session is not listed (a damaged header), since removing it is the remedy."""
+    try:
+        return await resolve_session_id(store, given)
+    except SessionIdError as error:
+        if error.matches:
+            raise
+        try:
+            return validate_session_id(given)
+        except SessionError:
+            raise error from None
+
+
+async def _describe(store: SessionStore, session_id: str) -> str:
+    """What the session holds, and which forks of it stay, for the question."""
+    try:
+        session, _ = await read_session(store, session_id)
+    except SessionNotFoundError:
+        raise
+    except (SessionError, UnreadableSessionError) as error:
+        what = f"it cannot be loaded: {error}"
+    else:
+        summary = summarize(session)
+        what = (
+            f"created {format_time(session.header.created_at)}, {summary.turns} turns, "
+            f"{summary.messages} messages"
+        )
+    forks = [h.id for h in await store.list_sessions() if h.parent_session == session_id]
+    if forks:
+        what += f"; its forks {', '.join(forks)} keep their copy and stay"
+    return what
+
+
+def _confirm(session_id: str, description: str) -> None:
+    """Ask at the terminal; refuse without one. Raises unless the answer is yes."""
+    if not sys.stdin.isatty():
+        raise DeleteNotConfirmedError(
+            f"not deleting session {session_id} without confirmation: standard input is "
+            "not a terminal to ask at; pass --yes to delete it"
+        )
+    sys.stderr.write(f"delete session {session_id} ({description}) for good? [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
+    if answer not in ("y", "yes"):
+        raise DeleteNotConfirmedError(f"session {session_id} was not deleted")

@@ -1,0 +1,73 @@
+"""store.follow on every backend: the stored events from a seq on, then each event as
+another store object commits it, in order, nothing twice; an unknown session is an
+error at once; closing the store ends the follower."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from dsh_session.events import SessionEvent
+from dsh_session.stores import SessionNotFoundError
+
+from .conftest import StoreFactory
+from .scenarios import complete_turn, store_completed_turn
+
+
+async def _take(follower: AsyncIterator[SessionEvent], count: int) -> list[SessionEvent]:
+    events: list[SessionEvent] = []
+    async with asyncio.timeout(60):
+        async for event in follower:
+            events.append(event)
+            if len(events) == count:
+                break
+    return events
+
+
+async def test_follow_gives_stored_then_new_events_in_order(open_store: StoreFactory) -> None:
+    writer_store = open_store()
+    session = await store_completed_turn(writer_store)
+    reader = open_store()
+    follower = reader.follow(session.id, from_seq=3, poll_interval=0.01)
+    first = await _take(follower, session.seq - 3)
+    assert first == list(session.events[3:])
+
+    loaded = await writer_store.load(session.id)
+
+    async def write() -> None:
+        for _ in range(3):
+            complete_turn(loaded)
+            await writer_store.flush(loaded)
+            await asyncio.sleep(0.01)
+
+    writing = asyncio.create_task(write())
+    await writing
+    later = await _take(follower, loaded.seq - session.seq)
+    assert later == list(loaded.events[session.seq :])
+    await follower.aclose()
+    await writer_store.close()
+    if reader is not writer_store:
+        await reader.close()
+
+
+async def test_following_an_unknown_session_or_a_bad_seq_is_refused(
+    open_store: StoreFactory,
+) -> None:
+    store = open_store()
+    with pytest.raises(SessionNotFoundError):
+        await anext(store.follow("nobody-here"))
+    with pytest.raises(ValueError, match="from_seq"):
+        store.follow("nobody-here", from_seq=-1)
+    await store.close()
+
+
+async def test_closing_the_store_ends_its_followers(open_store: StoreFactory) -> None:
+    store = open_store()
+    session = await store_completed_turn(store)
+    follower = store.follow(session.id, from_seq=session.seq, poll_interval=0.01)
+    waiting = asyncio.create_task(_take(follower, 1))
+    await asyncio.sleep(0.1)
+    await store.close()
+    assert await asyncio.wait_for(waiting, timeout=30) == []
