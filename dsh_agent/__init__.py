@@ -4,6 +4,15 @@ reconstruction check."""
 
 from dsh_agent.agent import Agent
 from dsh_agent.cancellation import CancelCauseInput
+from dsh_agent.compaction import (
+    Compaction,
+    CompactionError,
+    CompactionResult,
+    ModelSummarizer,
+    SummarizationInput,
+    Summary,
+    TokenMeter,
+)
 from dsh_agent.errors import (
     AgentClosedError,
     AgentError,
@@ -80,6 +89,9 @@ __all__ = [
     "AssistantStreamStarted",
     "CallNext",
     "CancelCauseInput",
+    "Compaction",
+    "CompactionError",
+    "CompactionResult",
     "Enter",
     "Inbox",
     "InboxClaimed",
@@ -91,6 +103,7 @@ __all__ = [
     "MessageDiscarded",
     "MessageQueued",
     "ModelAttempt",
+    "ModelSummarizer",
     "Notification",
     "NotificationObserver",
     "PreStep",
@@ -105,8 +118,11 @@ __all__ = [
     "StatusChanged",
     "StatusUpdate",
     "StreamOverflowError",
+    "SummarizationInput",
+    "Summary",
     "SyncAgent",
     "TextDelta",
+    "TokenMeter",
     "Tool",
     "ToolArgumentsError",
     "ToolCallCommitted",

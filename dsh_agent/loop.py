@@ -16,6 +16,9 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Self
 
 from dsh_agent.cancellation import CancelCauseInput, CancelScope, as_cancel_cause
+from dsh_agent.compaction.config import Compaction
+from dsh_agent.compaction.engine import CompactionResult
+from dsh_agent.compaction.hook import ContextHook
 from dsh_agent.errors import AgentClosedError, AgentError
 from dsh_agent.inbox import Inbox, check_target
 from dsh_agent.notifications import (
@@ -77,11 +80,15 @@ class AgentLoop:
         store: SessionStore | None = None,
         max_tokens: int | None = None,
         check_requests: bool = False,
+        context_window: int | None = None,
+        compaction: Compaction | None = None,
     ) -> None:
         """Build a loop over ``session`` (new, or loaded from a store, whose pending
         inbox is restored). With ``store``, the session is attached to it and flushed
         at every checkpoint. ``check_requests`` compares each live request with its
-        reconstruction from the log before sending it."""
+        reconstruction from the log before sending it. ``context_window`` (default:
+        the known-models table) is logged as ``request/context``; with
+        ``compaction`` the loop keeps its requests below it."""
         claim(session, self)  # one loop per session object; released by aclose() or GC
         try:
             if session.open_turn is not None:
@@ -95,7 +102,16 @@ class AgentLoop:
                 system=system or None,
                 tools=tuple(offered.schema() for offered in tools) or None,
             )
-            self._build(session, adapter, _index_tools(tools), header, store, check_requests)
+            context = ContextHook(
+                session=session,
+                adapter=adapter,
+                header=header,
+                policy=compaction,
+                context_window=context_window,
+            )
+            self._build(
+                session, adapter, _index_tools(tools), header, store, check_requests, context
+            )
         except BaseException:
             release(session, self)
             raise
@@ -108,8 +124,12 @@ class AgentLoop:
         header: RequestHeader,
         store: SessionStore | None,
         check_requests: bool,
+        context: ContextHook,
     ) -> None:
         self._session = session
+        self._context = context
+        self._compacting = False
+        """``compact_now()`` is running: a waking send waits for it."""
         self._store = store
         self._closed = False
         self._observers: list[NotificationObserver] = []
@@ -130,6 +150,7 @@ class AgentLoop:
             checkpoint=self._checkpoint,
             check_requests=check_requests,
             notify=self._notify,
+            context=context,
         )
         self._turns = TurnRunner(
             agent=self,
@@ -139,6 +160,7 @@ class AgentLoop:
             pre_step_handlers=self._pre_step_handlers,
             checkpoint=self._checkpoint,
             notify=self._notify,
+            context=context,
         )
         if store is not None:
             store.attach(session)  # attaching the same object again does nothing
@@ -281,6 +303,26 @@ class AgentLoop:
         :func:`dsh_agent.streaming.run_stream`."""
         return run_stream(self, message, max_pending=max_pending, merge_deltas=merge_deltas)
 
+    async def compact_now(self) -> CompactionResult | None:
+        """Summarize everything but the last unit now, between turns (needs
+        ``compaction=``). A send that arrives meanwhile starts its turn afterwards.
+        ``None`` when there is nothing to summarize; a failed attempt raises
+        :class:`~dsh_agent.compaction.CompactionError` and changes no surface."""
+        self._check_open()
+        if self._status != "idle" or self._compacting:
+            raise AgentError(f"compact_now() needs agent {self.id!r} idle, not compacting")
+        self._compacting = True
+        try:
+            result = await self._context.compact_now()
+            if self._store is not None:
+                await self._store.flush(self._session)
+            return result
+        finally:
+            self._compacting = False
+            if self._latched and self._inbox.has_pending and not self._closed:
+                self._latched = False
+                self._start_driver()
+
     def on_pre_step(self, handler: PreStepHandler) -> Callable[[], None]:
         """Add a pre-step handler (the first added is the outermost). Returns the
         function that removes it."""
@@ -309,6 +351,9 @@ class AgentLoop:
     # --- the driver ------------------------------------------------------------------------
 
     def _wake(self) -> None:
+        if self._compacting:  # the turn starts once compact_now() is done
+            self._latched = True
+            return
         if self._status == "idle":
             self._start_driver()
             return

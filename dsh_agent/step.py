@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Literal
 
 from dsh_agent.cancellation import CancelScope, TurnAborted
+from dsh_agent.compaction.hook import ContextHook
 from dsh_agent.inbox import Inbox
 from dsh_agent.notifications import AssistantStreamStarted, Notification
 from dsh_agent.requests import (
@@ -90,8 +91,10 @@ class StepRunner:
         checkpoint: Checkpoint,
         check_requests: bool,
         notify: Callable[[Notification], None],
+        context: ContextHook,
     ) -> None:
         self._session = session
+        self._context = context
         self._notify = notify
         self._adapter = adapter
         self._tools = tools
@@ -125,7 +128,10 @@ class StepRunner:
                     )
                     return ErrorReason(error=failure)
             await self._checkpoint(scope)
-            return await self._answer(scope, turn, step, request)
+            outcome = await self._answer(scope, turn, step, request)
+            if await self._context.recover(scope, turn, outcome):  # overflow: compacted
+                outcome = await self._answer(scope, turn, step, self._request())
+            return outcome
         finally:
             append("step/end", StepData(turn=turn, step=step))
 
@@ -141,6 +147,7 @@ class StepRunner:
             )
             self._session.append("request/header", RequestHeaderData(header=header, reason=reason))
             self._header_logged = True
+        self._context.note_route(header)
         return build_request(header, self._session.derive_messages())
 
     async def _answer(

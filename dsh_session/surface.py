@@ -24,18 +24,10 @@ from dsh_session.events import (
     ToolResultEvent,
     UserMessageEvent,
 )
+from dsh_session.surface_view import SurfaceView, message_of
 
 Span = tuple[int, int]
 """Inclusive surface positions a replace shadows."""
-
-
-def message_of(event: SessionEvent) -> Message | None:
-    """The message a surface event carries (``None`` for other events)."""
-    if isinstance(event, UserMessageEvent):
-        return event.data
-    if isinstance(event, (AssistantMessageEvent, ToolResultEvent)):
-        return event.data.message
-    return None
 
 
 def project(event: SessionEvent) -> Message | None:
@@ -58,6 +50,7 @@ class Surface:
         "_messages",
         "_nodes",
         "_projected",
+        "_surface_view",
         "_view",
     )
 
@@ -71,6 +64,15 @@ class Surface:
         self._derived_generation = 0
         self._projected = 0
         self._view: MessageView = MessageView(self._messages, 0)
+        self._surface_view = SurfaceView(self._nodes, 0, events, 0)
+
+    def view(self) -> SurfaceView:
+        """The current surface as an immutable view (O(1))."""
+        view = self._surface_view
+        if view.generation != self._generation or len(view) != len(self._nodes):
+            view = SurfaceView(self._nodes, len(self._nodes), self._events, self._generation)
+            self._surface_view = view
+        return view
 
     def seq_of(self, message_id: str) -> int | None:
         """The seq of the surface node holding ``message_id``, if it is on the surface."""
@@ -247,7 +249,9 @@ class Surface:
                 shadowed = message_of(self._events[seq])
                 if shadowed is not None:
                     del self._ids[shadowed.id]
-            self._nodes[span[0] : span[1] + 1] = [event.seq]
+            # A new list, so views taken before keep theirs (they only see appends).
+            nodes = self._nodes
+            self._nodes = [*nodes[: span[0]], event.seq, *nodes[span[1] + 1 :]]
             self._generation += 1
         message = message_of(event)
         if message is not None:
