@@ -126,7 +126,10 @@ class ToolResultPruner:
                 shadowed_token_count=self._meter.price(seq),
             ),
         )
-        data: ToolResultData = event.data.model_copy(update={"message": message})
+        old = event.data
+        data = ToolResultData(
+            turn=old.turn, step=old.step, message=message, error=old.error, meta=old.meta
+        )
         replacement = session.append(
             "tool/result",
             data,
