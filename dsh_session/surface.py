@@ -125,7 +125,10 @@ class Surface:
 
     def _span(self, event: SessionEvent, op: Replace) -> Span:
         positions = []
-        for name, seq in (("start", op.start), ("end", op.end)):
+        ends = (
+            (("start", op.start),) if op.start == op.end else (("start", op.start), ("end", op.end))
+        )
+        for name, seq in ends:
             try:
                 positions.append(self._nodes.index(seq))
             except ValueError:
@@ -135,7 +138,7 @@ class Surface:
                     seq=event.seq,
                     field=f"surfaceOp.{name}",
                 ) from None
-        start, end = positions
+        start, end = positions[0], positions[-1]
         if start > end:
             raise SessionValidationError(
                 f"event {event.seq} replaces from {op.start} to {op.end}, but event "

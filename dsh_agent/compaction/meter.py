@@ -190,10 +190,11 @@ class TokenMeter:
 
     def _replace(self, op: Replace, seq: int, price: int) -> None:
         nodes = self._nodes
-        first, last = nodes.index(op.start), nodes.index(op.end)
+        first = nodes.index(op.start)
+        last = first if op.end == op.start else nodes.index(op.end, first)
         for shadowed in nodes[first : last + 1]:
             self._surface_tokens -= self._prices.pop(shadowed)
-        self._nodes = [*nodes[:first], seq, *nodes[last + 1 :]]
+        nodes[first : last + 1] = [seq]  # the meter's own list: no views to keep
         self._prices[seq] = price
         self._surface_tokens += price
 
