@@ -28,6 +28,7 @@ from dsh_agent.compaction.summarize import (
 )
 from dsh_agent.errors import AgentError
 from dsh_llm.create import create_user_message
+from dsh_llm.failure_codes import CONTEXT_WINDOW_EXCEEDED
 from dsh_llm.messages import Message
 from dsh_llm.sources import PluginSource
 from dsh_session.events import Replace
@@ -67,6 +68,18 @@ class CompactionResult:
     shadowed_seqs: tuple[int, ...]
     shadowed_token_count: int
     checkpoint_token_count: int
+
+
+_OVERFLOW_ATTEMPTS = 4
+
+
+def _overflowed(error: BaseException) -> bool:
+    """Whether the summary call itself failed with ``CONTEXT_WINDOW_EXCEEDED``."""
+    cause = error.__cause__
+    failure = getattr(cause, "failure", None)
+    return isinstance(cause, SummaryError) and getattr(failure, "code", None) == (
+        CONTEXT_WINDOW_EXCEEDED
+    )
 
 
 def error_chain(error: BaseException) -> str:
@@ -136,14 +149,26 @@ class CompactionEngine:
 
     async def compact_maximally(self, turn: int | None) -> bool:
         """After a context overflow: prune, then summarize everything but the last
-        unit. Returns whether the surface changed (then the request is worth a retry)."""
+        unit. A summary request that overflows too (it replays nearly the same prefix)
+        is retried on a smaller head, then the rest is summarized again. Returns
+        whether the surface changed (then the request is worth a retry)."""
         generation = self._session.surface.generation
         if self._pruner is not None:
             self._pruner.prune()
-        try:
-            await self.summarize_head(turn, retain_tokens=0)
-        except CompactionError as error:
-            _log.warning("session %s: overflow compaction failed: %s", self._session.id, error)
+        retain = 0
+        for _ in range(_OVERFLOW_ATTEMPTS):
+            try:
+                result = await self.summarize_head(turn, retain_tokens=retain)
+            except CompactionError as error:
+                _log.warning("session %s: overflow compaction failed: %s", self._session.id, error)
+                if not _overflowed(error):
+                    break
+                surface = self.meter.measure().surface_tokens
+                retain = (retain + surface) // 2  # summarize an older, smaller head
+                continue
+            if result is None or retain == 0:
+                break
+            retain = 0  # a smaller head landed: now summarize up to the last unit
         return self._session.surface.generation > generation
 
     def _below(self, threshold: int) -> bool:

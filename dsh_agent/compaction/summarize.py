@@ -127,7 +127,9 @@ class ModelSummarizer:
         finish = assembler.finish
         if isinstance(finish, ErrorFinish | AbortedFinish):
             failure = finish.failure
-            raise SummaryError(f"the summary call failed ({failure.code}): {failure.message}")
+            raise SummaryError(
+                f"the summary call failed ({failure.code}): {failure.message}", failure=failure
+            )
         if isinstance(finish, MaxTokensFinish):
             raise SummaryError("the summary was cut at max_tokens (an incomplete checkpoint)")
         if finish is None:

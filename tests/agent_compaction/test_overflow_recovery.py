@@ -140,3 +140,33 @@ async def test_recovery_runs_once_then_the_turn_ends_with_the_overflow(stub: Stu
     brackets = [e for e in events if isinstance(e, CompactionEndEvent)]
     assert len(brackets) == 1 and brackets[0].data.error is None
     await agent.aclose()
+
+
+async def test_a_summary_request_that_overflows_too_is_retried_on_a_smaller_head(
+    stub: StubServer,
+) -> None:
+    session = Session.create()
+    agent = agent_over(stub, session)
+    stub.script(
+        text("first answer"),
+        text("second answer"),
+        OVERFLOW,  # the third question
+        OVERFLOW,  # the summary of everything before it: nearly as large
+        text("Summary: the first question."),  # the older half
+        text("Summary: both questions."),  # that checkpoint and the rest
+        text("third answer"),
+    )
+    await ask(agent, "first question " * 50)
+    await ask(agent, "second question " * 50)
+    await ask(agent, "third question")
+
+    big, half, rest, retried = stub.bodies[3:]
+    assert len(texts(big)) == 6 and len(texts(half)) == 4 and len(texts(rest)) == 5
+    assert "Summary: the first question." in texts(rest)[1]
+    assert len(texts(retried)) == 3 and "Summary: both questions." in texts(retried)[1]
+    ends = [e for e in session.events if isinstance(e, CompactionEndEvent)]
+    assert [e.data.error is None for e in ends] == [False, True, True]
+    assert ends[0].data.error is not None and "CONTEXT_WINDOW_EXCEEDED" in ends[0].data.error
+    last = [e for e in session.events if isinstance(e, TurnEndEvent)][-1]
+    assert isinstance(last.data.reason, CompletedReason)
+    await agent.aclose()
