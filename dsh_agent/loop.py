@@ -87,8 +87,8 @@ class AgentLoop:
         inbox is restored). With ``store``, the session is attached to it and flushed
         at every checkpoint. ``check_requests`` compares each live request with its
         reconstruction from the log before sending it. ``context_window`` (default:
-        the known-models table) is logged as ``request/context``; with
-        ``compaction`` the loop keeps its requests below it."""
+        ``KNOWN_CONTEXT_WINDOWS``) is logged as ``request/context``; ``compaction``
+        keeps the requests below it."""
         claim(session, self)  # one loop per session object; released by aclose() or GC
         try:
             if session.open_turn is not None:
@@ -304,10 +304,9 @@ class AgentLoop:
         return run_stream(self, message, max_pending=max_pending, merge_deltas=merge_deltas)
 
     async def compact_now(self) -> CompactionResult | None:
-        """Summarize everything but the last unit now, between turns (needs
-        ``compaction=``). A send that arrives meanwhile starts its turn afterwards.
-        ``None`` when there is nothing to summarize; a failed attempt raises
-        :class:`~dsh_agent.compaction.CompactionError` and changes no surface."""
+        """Summarize all but the last unit now, between turns (needs ``compaction=``);
+        a send meanwhile starts its turn afterwards. ``None`` when there is nothing to
+        summarize; a failure raises ``CompactionError`` and changes no surface."""
         self._check_open()
         if self._status != "idle" or self._compacting:
             raise AgentError(f"compact_now() needs agent {self.id!r} idle, not compacting")

@@ -49,6 +49,7 @@ class Surface:
         "_ids",
         "_messages",
         "_nodes",
+        "_positions",
         "_projected",
         "_surface_view",
         "_view",
@@ -57,6 +58,8 @@ class Surface:
     def __init__(self, events: Sequence[SessionEvent]) -> None:
         self._events = events  # the log, indexed by seq; the owner appends to it
         self._nodes: list[int] = []
+        self._positions: dict[int, int] = {}
+        """Seq -> its position in ``_nodes``: a replace finds its span in O(1)."""
         self._ids: dict[str, int] = {}
         """Message id -> seq of the surface node holding it: one id is on the surface once."""
         self._generation = 0
@@ -129,15 +132,15 @@ class Surface:
             (("start", op.start),) if op.start == op.end else (("start", op.start), ("end", op.end))
         )
         for name, seq in ends:
-            try:
-                positions.append(self._nodes.index(seq))
-            except ValueError:
+            position = self._positions.get(seq)
+            if position is None:
                 raise SessionValidationError(
                     f"event {event.seq} replaces from {op.start} to {op.end}, but event "
                     f"{seq} is not on the surface",
                     seq=event.seq,
                     field=f"surfaceOp.{name}",
-                ) from None
+                )
+            positions.append(position)
         start, end = positions[0], positions[-1]
         if start > end:
             raise SessionValidationError(
@@ -246,15 +249,22 @@ class Surface:
     def commit(self, event: SessionEvent, span: Span | None) -> None:
         """Apply a checked surface event."""
         if span is None:
+            self._positions[event.seq] = len(self._nodes)
             self._nodes.append(event.seq)
         else:
-            for seq in self._nodes[span[0] : span[1] + 1]:
+            first, last = span
+            nodes, positions = self._nodes, self._positions
+            for seq in nodes[first : last + 1]:
+                del positions[seq]
                 shadowed = message_of(self._events[seq])
                 if shadowed is not None:
                     del self._ids[shadowed.id]
             # A new list, so views taken before keep theirs (they only see appends).
-            nodes = self._nodes
-            self._nodes = [*nodes[: span[0]], event.seq, *nodes[span[1] + 1 :]]
+            self._nodes = [*nodes[:first], event.seq, *nodes[last + 1 :]]
+            positions[event.seq] = first
+            if last > first:  # the nodes after the span moved up
+                for position in range(first + 1, len(self._nodes)):
+                    positions[self._nodes[position]] = position
             self._generation += 1
         message = message_of(event)
         if message is not None:

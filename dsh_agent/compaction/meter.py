@@ -132,6 +132,7 @@ class TokenMeter:
         self._header: RequestHeader | None = None
         self._header_tokens = 0
         self._nodes: list[int] = []  # surface seqs in order, as the meter folded them
+        self._positions: dict[int, int] = {}
         self._prices: dict[int, int] = {}
         self._surface_tokens = 0
         self._anchor: _Anchor | None = None
@@ -182,6 +183,7 @@ class TokenMeter:
         if isinstance(event.surface_op, Replace):
             self._replace(event.surface_op, event.seq, price)
         else:
+            self._positions[event.seq] = len(self._nodes)
             self._nodes.append(event.seq)
             self._prices[event.seq] = price
             self._surface_tokens += price
@@ -189,12 +191,15 @@ class TokenMeter:
             self._anchor_on(event.data.usage)
 
     def _replace(self, op: Replace, seq: int, price: int) -> None:
-        nodes = self._nodes
-        first = nodes.index(op.start)
-        last = first if op.end == op.start else nodes.index(op.end, first)
+        nodes, positions = self._nodes, self._positions
+        first, last = positions[op.start], positions[op.end]
         for shadowed in nodes[first : last + 1]:
             self._surface_tokens -= self._prices.pop(shadowed)
+            del positions[shadowed]
         nodes[first : last + 1] = [seq]  # the meter's own list: no views to keep
+        positions[seq] = first
+        for position in range(first + 1, len(nodes) if last > first else 0):
+            positions[nodes[position]] = position  # moved up by the shadowed span
         self._prices[seq] = price
         self._surface_tokens += price
 
