@@ -5,6 +5,15 @@ reconstruction check."""
 from dsh_agent.agent import Agent
 from dsh_agent.branching import BranchError
 from dsh_agent.cancellation import CancelCauseInput
+from dsh_agent.compaction import (
+    Compaction,
+    CompactionError,
+    CompactionResult,
+    ModelSummarizer,
+    SummarizationInput,
+    Summary,
+    TokenMeter,
+)
 from dsh_agent.errors import (
     AgentClosedError,
     AgentError,
@@ -85,6 +94,9 @@ __all__ = [
     "BranchError",
     "CallNext",
     "CancelCauseInput",
+    "Compaction",
+    "CompactionError",
+    "CompactionResult",
     "Enter",
     "Inbox",
     "InboxClaimed",
@@ -96,6 +108,7 @@ __all__ = [
     "MessageDiscarded",
     "MessageQueued",
     "ModelAttempt",
+    "ModelSummarizer",
     "NothingToRetryError",
     "Notification",
     "NotificationObserver",
@@ -112,8 +125,11 @@ __all__ = [
     "StatusChanged",
     "StatusUpdate",
     "StreamOverflowError",
+    "SummarizationInput",
+    "Summary",
     "SyncAgent",
     "TextDelta",
+    "TokenMeter",
     "Tool",
     "ToolArgumentsError",
     "ToolCallCommitted",
