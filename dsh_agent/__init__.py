@@ -6,6 +6,15 @@ from dsh_agent.agent import Agent
 from dsh_agent.approvals import ApprovalError, ApprovalPolicy, PendingApproval
 from dsh_agent.branching import BranchError
 from dsh_agent.cancellation import CancelCauseInput
+from dsh_agent.compaction import (
+    Compaction,
+    CompactionError,
+    CompactionResult,
+    ModelSummarizer,
+    SummarizationInput,
+    Summary,
+    TokenMeter,
+)
 from dsh_agent.errors import (
     AgentClosedError,
     AgentError,
@@ -88,6 +97,9 @@ __all__ = [
     "BranchError",
     "CallNext",
     "CancelCauseInput",
+    "Compaction",
+    "CompactionError",
+    "CompactionResult",
     "Enter",
     "Inbox",
     "InboxClaimed",
@@ -99,6 +111,7 @@ __all__ = [
     "MessageDiscarded",
     "MessageQueued",
     "ModelAttempt",
+    "ModelSummarizer",
     "NothingToRetryError",
     "Notification",
     "NotificationObserver",
@@ -116,8 +129,11 @@ __all__ = [
     "StatusChanged",
     "StatusUpdate",
     "StreamOverflowError",
+    "SummarizationInput",
+    "Summary",
     "SyncAgent",
     "TextDelta",
+    "TokenMeter",
     "Tool",
     "ToolArgumentsError",
     "ToolCallCommitted",

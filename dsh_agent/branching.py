@@ -39,7 +39,8 @@ from dsh_session.events import (
 )
 from dsh_session.header import SessionHeader, new_session_id, now_ms
 from dsh_session.session import Session
-from dsh_session.surface import message_of, project
+from dsh_session.surface import project
+from dsh_session.surface_view import message_of
 
 if TYPE_CHECKING:
     from dsh_agent.loop import AgentLoop

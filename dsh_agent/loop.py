@@ -29,6 +29,9 @@ from dsh_agent.branching import (
     start_branch,
 )
 from dsh_agent.cancellation import CancelCauseInput, CancelScope, as_cancel_cause
+from dsh_agent.compaction.config import Compaction
+from dsh_agent.compaction.engine import CompactionResult
+from dsh_agent.compaction.hook import ContextHook
 from dsh_agent.errors import AgentClosedError, AgentError
 from dsh_agent.inbox import Inbox, check_target
 from dsh_agent.notifications import (
@@ -98,14 +101,18 @@ class AgentLoop:
         max_tokens: int | None = None,
         check_requests: bool = False,
         retry: RetryPolicy | None = DEFAULT_RETRY,
+        context_window: int | None = None,
+        compaction: Compaction | None = None,
         approval: ApprovalPolicy | None = None,
     ) -> None:
         """Build a loop over ``session`` (new, or loaded from a store, whose pending
         inbox is restored). With ``store``, the session is attached to it and flushed
         at every checkpoint. ``check_requests`` compares each live request with its
         reconstruction from the log before sending it. ``retry`` says which failed
-        model attempts are tried again, logged (``None``: none). ``approval`` asks for
-        approval of more calls than the tools that declare ``requires_approval``."""
+        model attempts are tried again, logged (``None``: none). ``context_window``
+        (default: ``KNOWN_CONTEXT_WINDOWS``) is logged as ``request/context``;
+        ``compaction`` keeps the requests below it. ``approval`` asks for approval of
+        more calls than the tools that declare ``requires_approval``."""
         # Every keyword but the session, so that an edit's branch is built alike.
         options = {name: value for name, value in locals().items() if name != "self"}
         del options["session"]
@@ -125,7 +132,16 @@ class AgentLoop:
                 system=system or None,
                 tools=tuple(offered.schema() for offered in tools) or None,
             )
-            self._build(session, adapter, indexed, header, store, check_requests, retry, gate)
+            context = ContextHook(
+                session=session,
+                adapter=adapter,
+                header=header,
+                policy=compaction,
+                context_window=context_window,
+            )
+            self._build(
+                session, adapter, indexed, header, store, check_requests, retry, context, gate
+            )
             self._options: dict[str, Any] = {**options, "tools": tools}
         except BaseException:
             release(session, self)
@@ -140,9 +156,13 @@ class AgentLoop:
         store: SessionStore | None,
         check_requests: bool,
         retry: RetryPolicy | None,
+        context: ContextHook,
         gate: ApprovalGate,
     ) -> None:
         self._session = session
+        self._context = context
+        self._compacting = False
+        """``compact_now()`` is running: a waking send waits for it."""
         self._approvals = gate
         self._store = store
         self._closed = False
@@ -170,6 +190,7 @@ class AgentLoop:
             check_requests=check_requests,
             notify=self._notify,
             retry=self._retries,
+            context=context,
             approvals=gate,
         )
         self._turns = TurnRunner(
@@ -180,6 +201,7 @@ class AgentLoop:
             pre_step_handlers=self._pre_step_handlers,
             checkpoint=self._checkpoint,
             notify=self._notify,
+            context=context,
         )
         if store is not None:
             store.attach(session)  # attaching the same object again does nothing
@@ -336,6 +358,25 @@ class AgentLoop:
         :func:`dsh_agent.streaming.run_stream`."""
         return run_stream(self, message, max_pending=max_pending, merge_deltas=merge_deltas)
 
+    async def compact_now(self) -> CompactionResult | None:
+        """Summarize all but the last unit now, between turns (needs ``compaction=``);
+        a send meanwhile starts its turn afterwards. ``None`` when there is nothing to
+        summarize; a failure raises ``CompactionError`` and changes no surface."""
+        self._check_open()
+        if self._busy() or self._compacting:
+            raise AgentError(f"compact_now() needs agent {self.id!r} idle, not compacting")
+        self._compacting = True
+        try:
+            result = await self._context.compact_now()
+            if self._store is not None:
+                await self._store.flush(self._session)
+            return result
+        finally:
+            self._compacting = False
+            if self._latched and self._inbox.has_pending and not self._closed:
+                self._latched = False
+                self._start_driver()
+
     # --- approvals ---------------------------------------------------------------------
 
     @property
@@ -422,6 +463,9 @@ class AgentLoop:
     # --- the driver ------------------------------------------------------------------------
 
     def _wake(self) -> None:
+        if self._compacting:  # the turn starts once compact_now() is done
+            self._latched = True
+            return
         if self._status == "idle":
             if not self._waiting_turn():  # else the input waits for the turn to go on
                 self._start_driver()

@@ -22,6 +22,7 @@ from dsh_agent.approvals.errors import ApprovalsPending
 from dsh_agent.approvals.gate import ApprovalGate
 from dsh_agent.approvals.open_step import open_step
 from dsh_agent.cancellation import CancelScope, TurnAborted
+from dsh_agent.compaction.hook import ContextHook
 from dsh_agent.inbox import Inbox
 from dsh_agent.notifications import AssistantStreamStarted, Notification
 from dsh_agent.requests import (
@@ -105,10 +106,12 @@ class StepRunner:
         check_requests: bool,
         notify: Callable[[Notification], None],
         retry: RetryScheduler | None,
+        context: ContextHook,
         approvals: ApprovalGate,
     ) -> None:
         self._session = session
         self._retry = retry
+        self._context = context
         self._approvals = approvals
         self._notify = notify
         self._adapter = adapter
@@ -152,6 +155,8 @@ class StepRunner:
                         return ErrorReason(error=failure)
                 await self._checkpoint(scope)
                 outcome = await self._answer(scope, turn, step, request)
+                if await self._context.recover(scope, turn, outcome):  # overflow: compacted
+                    outcome = await self._answer(scope, turn, step, self._request())
                 if not isinstance(outcome, ErrorReason) or self._retry is None:
                     return outcome
                 if not await self._retry.wait(scope, turn, step, request.provider, outcome.error):
@@ -191,6 +196,7 @@ class StepRunner:
             )
             self._session.append("request/header", RequestHeaderData(header=header, reason=reason))
             self._header_logged = True
+        self._context.note_route(header)
         return build_request(header, self._session.derive_messages())
 
     async def _answer(

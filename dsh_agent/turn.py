@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from dsh_agent.approvals.errors import ApprovalsPending
 from dsh_agent.cancellation import CancelScope, TurnAborted
+from dsh_agent.compaction.hook import ContextHook
 from dsh_agent.inbox import Inbox
 from dsh_agent.notifications import InboxClaimed, Notification
 from dsh_agent.prestep import PreStep, PreStepHandler, Reject, run_pre_step
@@ -58,8 +59,10 @@ class TurnRunner:
         pre_step_handlers: Sequence[PreStepHandler],
         checkpoint: Checkpoint,
         notify: Callable[[Notification], None],
+        context: ContextHook,
     ) -> None:
         self._agent = agent
+        self._context = context
         self._session = session
         self._inbox = inbox
         self._steps = steps
@@ -152,6 +155,7 @@ class TurnRunner:
     ) -> tuple[UserMessage, ...] | None:
         """The messages entering the step, or None when a handler rejected it."""
         await self._checkpoint(scope)
+        await self._context.before_step(scope, turn)
         handlers = tuple(self._pre_step_handlers)
         if not handlers:
             scope.check()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeAlias, TypeVar
 
-from dsh_llm.content import ContentBlock
+from dsh_llm.content import ContentBlock, ToolResultBlock
 from dsh_llm.errors import InputError
 from dsh_llm.ids import CallId, MessageId, new_message_id
 from dsh_llm.messages import (
@@ -169,13 +169,27 @@ def freeze_message(message: Message | Mapping[str, Any]) -> Message:
 
 def replace_content(message: M, content: ContentInput) -> M:
     """Return a new value of the same type with the same id, role and source and new,
-    validated content: a change of representation, not a new message."""
+    validated content: a change of representation, not a new message. For a tool
+    result, content that holds no ``tool-result`` block (a string, or plain blocks) is
+    the result's new inner content: its block keeps the call id and ``isError``."""
+    blocks = _content(content)
+    if isinstance(message, ToolResultMessage) and not any(map(_is_tool_result, blocks)):
+        result = message.content[0]
+        blocks = (
+            {
+                "type": "tool-result",
+                "tool_call_id": result.tool_call_id,
+                "content": blocks,
+                "is_error": result.is_error,
+            },
+        )
     rewritten: M = type(message).__pydantic_validator__.validate_python(
-        {
-            "id": message.id,
-            "role": message.role,
-            "content": _content(content),
-            "source": message.source,
-        }
+        {"id": message.id, "role": message.role, "content": blocks, "source": message.source}
     )
     return rewritten
+
+
+def _is_tool_result(block: object) -> bool:
+    if isinstance(block, Mapping):
+        return block.get("type") == "tool-result"
+    return isinstance(block, ToolResultBlock)

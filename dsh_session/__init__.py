@@ -82,6 +82,7 @@ from dsh_session.stores import (
     TornTail,
     open_store,
 )
+from dsh_session.surface_view import SurfaceNode, SurfaceView
 
 __all__ = [
     "EVENT_TYPES",
@@ -135,7 +136,9 @@ __all__ = [
     "StepStartEvent",
     "StoreError",
     "StoreStats",
+    "SurfaceNode",
     "SurfaceOp",
+    "SurfaceView",
     "ToolCallData",
     "ToolCallEvent",
     "ToolErrorInfo",

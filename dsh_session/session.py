@@ -27,6 +27,7 @@ from dsh_session.events import (
 )
 from dsh_session.header import SessionHeader, SessionId, new_session_id, now_ms
 from dsh_session.log_state import LogState
+from dsh_session.surface_view import SurfaceView
 
 logger = logging.getLogger("dsh_session")
 
@@ -154,6 +155,12 @@ class Session:
         never changes once returned. Its elements are the very message objects stored
         in the events. Only events appended since the last call are projected."""
         return self._state.surface.messages()
+
+    @property
+    def surface(self) -> SurfaceView:
+        """The current surface: each position and the event holding it, as an immutable
+        view (O(1)); what a caller needs to write its own ``Replace``."""
+        return self._state.surface.view()
 
     def surface_seq_of(self, message_id: str) -> int | None:
         """The seq of the surface event holding ``message_id`` in derived history, or

@@ -24,18 +24,10 @@ from dsh_session.events import (
     ToolResultEvent,
     UserMessageEvent,
 )
+from dsh_session.surface_view import SurfaceView, message_of
 
 Span = tuple[int, int]
 """Inclusive surface positions a replace shadows."""
-
-
-def message_of(event: SessionEvent) -> Message | None:
-    """The message a surface event carries (``None`` for other events)."""
-    if isinstance(event, UserMessageEvent):
-        return event.data
-    if isinstance(event, (AssistantMessageEvent, ToolResultEvent)):
-        return event.data.message
-    return None
 
 
 def project(event: SessionEvent) -> Message | None:
@@ -57,13 +49,17 @@ class Surface:
         "_ids",
         "_messages",
         "_nodes",
+        "_positions",
         "_projected",
+        "_surface_view",
         "_view",
     )
 
     def __init__(self, events: Sequence[SessionEvent]) -> None:
         self._events = events  # the log, indexed by seq; the owner appends to it
         self._nodes: list[int] = []
+        self._positions: dict[int, int] = {}
+        """Seq -> its position in ``_nodes``: a replace finds its span in O(1)."""
         self._ids: dict[str, int] = {}
         """Message id -> seq of the surface node holding it: one id is on the surface once."""
         self._generation = 0
@@ -71,6 +67,15 @@ class Surface:
         self._derived_generation = 0
         self._projected = 0
         self._view: MessageView = MessageView(self._messages, 0)
+        self._surface_view = SurfaceView(self._nodes, 0, events, 0)
+
+    def view(self) -> SurfaceView:
+        """The current surface as an immutable view (O(1))."""
+        view = self._surface_view
+        if view.generation != self._generation or len(view) != len(self._nodes):
+            view = SurfaceView(self._nodes, len(self._nodes), self._events, self._generation)
+            self._surface_view = view
+        return view
 
     def nodes(self) -> tuple[int, ...]:
         """The seqs of the surface nodes, in surface order."""
@@ -127,17 +132,20 @@ class Surface:
 
     def _span(self, event: SessionEvent, op: Replace) -> Span:
         positions = []
-        for name, seq in (("start", op.start), ("end", op.end)):
-            try:
-                positions.append(self._nodes.index(seq))
-            except ValueError:
+        ends = (
+            (("start", op.start),) if op.start == op.end else (("start", op.start), ("end", op.end))
+        )
+        for name, seq in ends:
+            position = self._positions.get(seq)
+            if position is None:
                 raise SessionValidationError(
                     f"event {event.seq} replaces from {op.start} to {op.end}, but event "
                     f"{seq} is not on the surface",
                     seq=event.seq,
                     field=f"surfaceOp.{name}",
-                ) from None
-        start, end = positions
+                )
+            positions.append(position)
+        start, end = positions[0], positions[-1]
         if start > end:
             raise SessionValidationError(
                 f"event {event.seq} replaces from {op.start} to {op.end}, but event "
@@ -245,13 +253,22 @@ class Surface:
     def commit(self, event: SessionEvent, span: Span | None) -> None:
         """Apply a checked surface event."""
         if span is None:
+            self._positions[event.seq] = len(self._nodes)
             self._nodes.append(event.seq)
         else:
-            for seq in self._nodes[span[0] : span[1] + 1]:
+            first, last = span
+            nodes, positions = self._nodes, self._positions
+            for seq in nodes[first : last + 1]:
+                del positions[seq]
                 shadowed = message_of(self._events[seq])
                 if shadowed is not None:
                     del self._ids[shadowed.id]
-            self._nodes[span[0] : span[1] + 1] = [event.seq]
+            # A new list, so views taken before keep theirs (they only see appends).
+            self._nodes = [*nodes[:first], event.seq, *nodes[last + 1 :]]
+            positions[event.seq] = first
+            if last > first:  # the nodes after the span moved up
+                for position in range(first + 1, len(self._nodes)):
+                    positions[self._nodes[position]] = position
             self._generation += 1
         message = message_of(event)
         if message is not None:

@@ -66,6 +66,7 @@ from dsh_llm.stream import (
 from dsh_session.events import (
     AssistantChunkEvent,
     AssistantMessageEvent,
+    Replace,
     SessionEvent,
     ToolCallEvent,
     ToolResultEvent,
@@ -135,6 +136,8 @@ class _Buffer:
 
     def _translate(self, event: SessionEvent) -> AgentUpdate | None:
         session = self.agent.session
+        if isinstance(event.surface_op, Replace):
+            return None  # compaction rewrites what was shown: no new message to stream
         if isinstance(event, AssistantChunkEvent):
             return self._chunk_update(event)
         if isinstance(event, TurnStartEvent):

@@ -24,6 +24,7 @@ from dsh_session.events import (
     ErrorReason,
     LlmRetryEvent,
     LlmRetryStartedEvent,
+    Replace,
     SessionEvent,
     StepEndEvent,
     StepStartEvent,
@@ -80,8 +81,8 @@ class SpanRecorder:
             return  # attached in the middle of a turn: wait for the next one
         if isinstance(event, AssistantChunkEvent):
             self._on_chunk(event)
-        elif isinstance(event, UserMessageEvent):
-            self._turn.inputs.append(event.data.id)
+        elif isinstance(event, UserMessageEvent) and not isinstance(event.surface_op, Replace):
+            self._turn.inputs.append(event.data.id)  # a compaction checkpoint is no input
         elif isinstance(event, StepStartEvent | LlmRetryStartedEvent):
             self._start_attempt(event.data.turn, event.data.step, event.seq, now)
         elif isinstance(event, AssistantMessageEvent):

@@ -144,7 +144,7 @@ async def test_every_other_id_is_kept_by_a_regenerate() -> None:
 
 async def test_regenerate_of_a_prompt_whose_turn_failed_just_runs_a_turn() -> None:
     session = Session.create()
-    adapter = ScriptedAdapter([LlmFailure(message="overloaded", code="SERVER"), "at last"])
+    adapter = ScriptedAdapter([LlmFailure(message="quota spent", code="QUOTA"), "at last"])
     agent = agent_over(session, adapter)
     await say(agent, "question")
     assert texts(session.derive_messages()) == ["question"]

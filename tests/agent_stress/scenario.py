@@ -82,6 +82,7 @@ class Run:
             system="You are tested.",
             tools=self._tools(),
             check_requests=self.check_requests,
+            retry=None,  # a scripted failure ends its turn (retries: tests/agent_retry)
         )
         if self.rng.random() < 0.5:
             self.agent.on_pre_step(self._slow_pre_step)

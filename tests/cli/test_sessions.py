@@ -305,7 +305,13 @@ def test_an_ambiguous_or_unknown_prefix_is_one_line(dsh: Dsh) -> None:
 
 
 def test_a_bad_store_url_is_one_line_and_non_zero(dsh: Dsh) -> None:
-    _one_line_error(dsh.run("sessions", "list", "--store", "postgres://x"), "postgres://x")
+    _one_line_error(dsh.run("sessions", "list", "--store", "redis://x"), "redis://x")
+
+
+def test_an_unreachable_postgres_store_is_one_line_and_non_zero(dsh: Dsh) -> None:
+    _one_line_error(
+        dsh.run("sessions", "list", "--store", "postgresql://nobody@x/db"), "cannot connect"
+    )
 
 
 def test_debug_shows_the_traceback(dsh: Dsh) -> None:

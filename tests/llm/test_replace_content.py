@@ -55,9 +55,29 @@ def test_tool_result_rewrite_naming_another_call_is_rejected() -> None:
 
 def test_tool_result_rewrite_must_stay_one_tool_result_block() -> None:
     result = create_tool_result_message(call_id="c1", content="x")
+    block = result.content[0]
 
     with pytest.raises(ValidationError):
-        replace_content(result, "plain text")
+        replace_content(result, [block, block])
+
+
+def test_a_string_rewrites_a_tool_results_inner_content_and_keeps_its_block() -> None:
+    result = create_tool_result_message(call_id="c1", content="long output", is_error=True)
+
+    pruned = replace_content(result, "short")
+
+    assert (pruned.id, pruned.source, type(pruned)) == (result.id, result.source, type(result))
+    (block,) = pruned.content
+    assert (block.tool_call_id, block.is_error) == ("c1", True)
+    assert block.content == (TextBlock(text="short"),)
+
+
+def test_plain_blocks_rewrite_a_tool_results_inner_content() -> None:
+    result = create_tool_result_message(call_id="c1", content="x")
+
+    pruned = replace_content(result, [{"type": "text", "text": "a"}, TextBlock(text="b")])
+
+    assert pruned.content[0].content == (TextBlock(text="a"), TextBlock(text="b"))
 
 
 def test_new_content_is_validated() -> None:

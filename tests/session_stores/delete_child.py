@@ -1,17 +1,16 @@
 """Child process of the delete tests: a delete that crashes half-way.
 
-Run as ``python -m session_stores.delete_child BACKEND LOCATION SESSION_ID`` from the
-``tests`` directory. The process dies (``os._exit``, no cleanup) at the worst point of
-its backend's delete: SQLite as its transaction's ``COMMIT`` starts (every row already
-deleted inside it), JSONL right after the log was renamed out of the session's name
-and before anything was removed.
+Run as ``python -m session_stores.delete_child BACKEND LOCATION SESSION_ID [N]`` from
+the ``tests`` directory. The process dies (``os._exit``, no cleanup) inside its
+backend's delete: SQLite as the delete's N-th ``COMMIT`` statement starts (default the
+first; a delete that commits fewer times simply finishes and exits 0), JSONL right
+after the log was renamed out of the session's name and before anything was removed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -21,17 +20,20 @@ from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionSto
 CRASH_STATUS = 17
 
 
-def _die_at_commit(statement: str) -> None:
-    if statement.strip().upper() == "COMMIT":
-        os._exit(CRASH_STATUS)
+def _crash_at_commit(store: SqliteSessionStore, number: int) -> None:
+    commits = 0
+
+    def trace(statement: str) -> None:
+        nonlocal commits
+        if statement.strip().upper() == "COMMIT":
+            commits += 1
+            if commits == number:
+                os._exit(CRASH_STATUS)
+
+    store._db.set_trace_callback(trace)
 
 
-def _open(backend: str, location: str) -> SessionStore:
-    if backend == "sqlite":
-        store = SqliteSessionStore(location)
-        db: sqlite3.Connection = store._db
-        db.set_trace_callback(_die_at_commit)
-        return store
+def _crash_after_rename() -> None:
     real_hide = removal._hide
 
     def hide_then_die(log: Path) -> Path:
@@ -39,12 +41,19 @@ def _open(backend: str, location: str) -> SessionStore:
         os._exit(CRASH_STATUS)
 
     removal._hide = hide_then_die
-    return JsonlSessionStore(location)
 
 
-async def main(backend: str, location: str, session_id: str) -> None:
-    await _open(backend, location).delete(session_id)
+async def main(backend: str, location: str, session_id: str, number: int) -> None:
+    store: SessionStore
+    if backend == "sqlite":
+        store = SqliteSessionStore(location)
+        _crash_at_commit(store, number)  # after opening: only the delete's commits count
+    else:
+        store = JsonlSessionStore(location)
+        _crash_after_rename()
+    await store.delete(session_id)
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:4]))
+    backend, location, session_id = sys.argv[1:4]
+    asyncio.run(main(backend, location, session_id, int(sys.argv[4]) if len(sys.argv) > 4 else 1))

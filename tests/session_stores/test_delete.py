@@ -23,6 +23,7 @@ from .delete_child import CRASH_STATUS
 from .scenarios import complete_turn, loads_back, store_completed_turn
 from .writer_processes import (
     TESTS_DIR,
+    Event,
     location_for,
     open_backend,
     start_child,
@@ -162,35 +163,63 @@ async def test_a_sqlite_writer_the_lock_cannot_see_is_fenced_off_by_the_delete(
         assert await store.list_sessions() == []
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "jsonl"])
-async def test_a_crash_in_the_middle_of_a_delete_leaves_all_or_nothing(
-    backend: str, tmp_path: Path
-) -> None:
-    location = location_for(backend, tmp_path)
-    await store_session(backend, location, "other")
-    events = await store_session(backend, location, "doomed")
-
-    crashed = subprocess.run(
-        [sys.executable, "-m", "session_stores.delete_child", backend, str(location), "doomed"],
-        cwd=TESTS_DIR,
-        capture_output=True,
-        timeout=60,
+def _delete_crashing(backend: str, location: Path, at_commit: int = 1) -> int:
+    """Run a delete of ``doomed`` that dies part-way; its exit status."""
+    argv = [sys.executable, "-m", "session_stores.delete_child", backend, str(location)]
+    child = subprocess.run(
+        [*argv, "doomed", str(at_commit)], cwd=TESTS_DIR, capture_output=True, timeout=60
     )
+    assert child.returncode in (0, CRASH_STATUS), child.stderr.decode()
+    return child.returncode
 
-    assert crashed.returncode == CRASH_STATUS, crashed.stderr.decode()
+
+async def _whole_or_gone(backend: str, location: Path, events: list[Event]) -> bool:
+    """Check that ``doomed`` is stored whole or not at all (and ``other`` untouched);
+    return whether it is gone."""
     async with open_backend(backend, location) as store:
+        await store.read("other")
         listed = [header.id for header in await store.list_sessions()]
-        if backend == "sqlite":  # the transaction never committed: all of it is there
-            assert listed == ["other", "doomed"]
-            session, report = await store.read("doomed")
-            assert [e.model_dump(mode="json") for e in session.events] == events
-            assert not report.repaired
-        else:  # the rename was the point of no return: none of it is a session
+        if "doomed" not in listed:
             assert listed == ["other"]
             with pytest.raises(SessionNotFoundError):
                 await store.load("doomed")
-            assert [path.name for path in location.glob("doomed*")] == []
-        await store.read("other")
+            return True
+        session, report = await store.read("doomed")
+        assert [e.model_dump(mode="json") for e in session.events] == events
+        assert not report.repaired
+        return False
+
+
+async def test_a_sqlite_delete_crashing_at_any_commit_leaves_all_or_nothing(
+    tmp_path: Path,
+) -> None:
+    location = location_for("sqlite", tmp_path)
+    await store_session("sqlite", location, "other")
+    events = await store_session("sqlite", location, "doomed")
+
+    # Die at the delete's first COMMIT, then its second, ...: after each crash the
+    # session is whole or gone, and one more commit than the delete makes lets it finish.
+    for at_commit in range(1, 5):
+        crashed = _delete_crashing("sqlite", location, at_commit) == CRASH_STATUS
+        gone = await _whole_or_gone("sqlite", location, events)
+        if not crashed:
+            assert gone
+            break
+        assert not gone  # the crash came before the one commit that deletes it all
+    assert at_commit == 2  # one transaction
+
+
+async def test_a_jsonl_delete_crashing_after_the_rename_leaves_no_session(
+    tmp_path: Path,
+) -> None:
+    location = location_for("jsonl", tmp_path)
+    await store_session("jsonl", location, "other")
+    events = await store_session("jsonl", location, "doomed")
+
+    assert _delete_crashing("jsonl", location) == CRASH_STATUS
+
+    assert await _whole_or_gone("jsonl", location, events)  # the rename was the point
+    assert [path.name for path in location.glob("doomed*")] == []
 
 
 async def test_a_jsonl_delete_takes_the_torn_tail_sidecars_too(tmp_path: Path) -> None:
