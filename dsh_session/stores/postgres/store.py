@@ -3,9 +3,9 @@
 Each store object has one *writer connection* (autocommit) that holds its ownership
 token (``fencing.py``) and makes every claim and flush, and a psycopg connection pool
 for reads and releases, so an inspecting ``read``, ``list_sessions`` or a ``detach``
-never queues behind a write. A flush is one fenced statement, so one transaction; the
-base runs the blocking calls one at a time per store on a worker thread, because a
-network round trip must not stall the event loop. ``follow`` listens for the
+never queues behind a write. A flush is one fenced transaction sent as one pipeline;
+the base runs the blocking calls one at a time per store on a worker thread, because
+a network round trip must not stall the event loop. ``follow`` listens for the
 ``NOTIFY`` each flush raises (``follow.py``).
 
 Tables live in the connection's schema (the first one on ``search_path``); a DSN's
