@@ -8,7 +8,8 @@
 - Loading a 100k-event session (validate, repair check, derive) beside the floor of
   ``SELECT`` + ``json.loads`` of the same rows. Target: at most 2x the floor.
 - Flushes per second across 8 processes x 200 sessions (25 each, round robin, 10
-  events per flush), dsh beside the floor workload in the same processes.
+  events per flush): dsh, dsh without the ``NOTIFY`` (``notify=False``), and the
+  floor workload in the same processes.
 - LangGraph's ``PostgresSaver`` writing the same conversation: one checkpoint per
   dsh flush, each holding the conversation so far (what a graph's state holds),
   beside dsh flushing the conversation's new events at the same points.
@@ -171,8 +172,8 @@ async def _worker(dsn: str, kind: str, first: int, count: int, seconds: float) -
     """Flush 10-event batches round robin over ``count`` sessions; return flushes."""
     ids = [f"w{first + i:04d}" for i in range(count)]
     flushes = 0
-    if kind == "dsh":
-        async with PostgresSessionStore(dsn, pool_size=1) as store:
+    if kind in ("dsh", "dsh-quiet"):
+        async with PostgresSessionStore(dsn, pool_size=1, notify=kind == "dsh") as store:
             sessions = [Session.create(sid) for sid in ids]
             appenders = [_appender(session) for session in sessions]
             for session in sessions:
@@ -219,6 +220,7 @@ def _throughput(dsn: str, kind: str, seconds: float) -> float:
 def _throughput_case(dsn: str, options: Options) -> Case:
     seconds = 5.0 if options.quick else 15.0
     dsh = _throughput(_schema(dsn, "bench_many"), "dsh", seconds)
+    quiet = _throughput(_schema(dsn, "bench_quiet"), "dsh-quiet", seconds)
     floor_dsn = _schema(dsn, "floor_many")
     with psycopg.connect(floor_dsn) as connection:
         connection.execute(
@@ -230,7 +232,11 @@ def _throughput_case(dsn: str, options: Options) -> Case:
         SUITE,
         f"flushes/s, {PROCESSES} processes x {SESSIONS} sessions, 10 events per flush",
         "flushes/s",
-        {"dsh PostgresSessionStore": dsh, "floor executemany+commit": floor},
+        {
+            "dsh PostgresSessionStore": dsh,
+            "dsh, notify=False": quiet,
+            "floor executemany+commit": floor,
+        },
         notes=f"{seconds:g} s per subject; higher is better; each process owns 25 sessions",
     )
 

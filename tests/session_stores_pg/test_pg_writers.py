@@ -211,3 +211,44 @@ async def test_modes_and_layout_versions(postgres_dsn: str) -> None:
         connection.execute("INSERT INTO dsh_schema (version) VALUES (%s)", (LAYOUT_VERSION + 1,))
     with pytest.raises(StoreError, match="newer dsh"):
         PostgresSessionStore(postgres_dsn)
+
+
+async def test_a_retry_of_a_batch_whose_commit_answer_was_lost_writes_nothing_twice(
+    postgres_dsn: str,
+) -> None:
+    async with PostgresSessionStore(postgres_dsn) as store:
+        session = await store_completed_turn(store)
+        loaded = await store.load(session.id)
+        before = (store._tracked[session.id].durable, store._fences[session.id])
+        complete_turn(loaded)
+        await store.flush(loaded)
+        # As if the COMMIT's answer had been lost: the store still thinks the batch queued.
+        store._tracked[session.id].durable, store._fences[session.id] = before
+        await store.flush(loaded)
+        assert _count(postgres_dsn, session.id) == (loaded.seq, loaded.seq)
+        complete_turn(loaded)
+        await store.flush(loaded)  # and the writer goes on at the right head
+    async with PostgresSessionStore(postgres_dsn, mode="read") as reader:
+        assert (await reader.read(session.id))[0].events == loaded.events
+
+
+async def test_without_notify_followers_still_see_every_event_by_polling(
+    postgres_dsn: str,
+) -> None:
+    async with (
+        PostgresSessionStore(postgres_dsn, notify=False) as writer,
+        PostgresSessionStore(postgres_dsn, mode="read") as reader,
+    ):
+        session = await store_completed_turn(writer)
+        loaded = await writer.load(session.id)
+        follower = reader.follow(session.id, from_seq=session.seq, poll_interval=0.05)
+        complete_turn(loaded)
+        await writer.flush(loaded)
+        seen = []
+        async with asyncio.timeout(60):
+            async for event in follower:
+                seen.append(event)
+                if len(seen) == loaded.seq - session.seq:
+                    break
+        await follower.aclose()
+    assert seen == list(loaded.events[session.seq :])

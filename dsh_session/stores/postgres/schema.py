@@ -16,6 +16,8 @@ Version 1:
 - ``dsh_events(session_id, seq, event)``: each event's wire JSON as text (the exact
   bytes dsh wrote, not ``jsonb``, which would reorder keys), keyed by
   ``(session_id, seq)``.
+- ``dsh_advance`` and ``dsh_create``: the fence of a flush (``fencing.py``), raising
+  SQLSTATE ``DSH01`` (fenced) or ``DSH02`` (the id exists) to abort its transaction.
 """
 
 from __future__ import annotations
@@ -44,6 +46,34 @@ MIGRATIONS: dict[int, str] = {
             event TEXT NOT NULL,
             PRIMARY KEY (session_id, seq)
         );
+        CREATE FUNCTION dsh_advance(
+            p_id TEXT, p_epoch BIGINT, p_head BIGINT, p_count BIGINT, p_notify BOOLEAN
+        ) RETURNS void LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE dsh_sessions SET head = head + p_count
+            WHERE id = p_id AND epoch = p_epoch AND head = p_head;
+            IF NOT FOUND THEN
+                RAISE EXCEPTION USING ERRCODE = 'DSH01', MESSAGE = 'dsh: session fenced';
+            END IF;
+            IF p_notify THEN
+                PERFORM pg_notify('dsh_session_events', p_id || ' ' || (p_head + p_count));
+            END IF;
+        END $$;
+        CREATE FUNCTION dsh_create(
+            p_id TEXT, p_created_at BIGINT, p_header TEXT, p_count BIGINT, p_token BIGINT,
+            p_owner TEXT, p_notify BOOLEAN
+        ) RETURNS void LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO dsh_sessions (id, created_at, header, head, epoch, owner_token, owner)
+            VALUES (p_id, p_created_at, p_header, p_count, 1, p_token, p_owner)
+            ON CONFLICT (id) DO NOTHING;
+            IF NOT FOUND THEN
+                RAISE EXCEPTION USING ERRCODE = 'DSH02', MESSAGE = 'dsh: session exists';
+            END IF;
+            IF p_notify THEN
+                PERFORM pg_notify('dsh_session_events', p_id || ' ' || p_count);
+            END IF;
+        END $$;
     """,
 }
 """Version -> the script that brings the layout from the previous version to it."""

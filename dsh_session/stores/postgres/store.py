@@ -3,9 +3,9 @@
 Each store object has one *writer connection* (autocommit) that holds its ownership
 token (``fencing.py``) and makes every claim and flush, and a psycopg connection pool
 for reads and releases, so an inspecting ``read``, ``list_sessions`` or a ``detach``
-never queues behind a write. A flush is one fenced statement, so one transaction; the
-base runs the blocking calls one at a time per store on a worker thread, because a
-network round trip must not stall the event loop. ``follow`` listens for the
+never queues behind a write. A flush is one fenced transaction sent as one pipeline;
+the base runs the blocking calls one at a time per store on a worker thread, because
+a network round trip must not stall the event loop. ``follow`` listens for the
 ``NOTIFY`` each flush raises (``follow.py``).
 
 Tables live in the connection's schema (the first one on ``search_path``); a DSN's
@@ -43,13 +43,19 @@ class PostgresSessionStore(SessionStore):
     ``mode="create"`` (the default) creates or migrates dsh's tables; ``"open"``
     requires them (else :class:`StoreNotFoundError`); ``"read"`` requires them and
     opens read-only transactions, so the server refuses every write. ``pool_size`` is
-    the most connections the read pool opens.
+    the most connections the read pool opens. ``notify=False`` leaves out the
+    ``NOTIFY`` of each flush: PostgreSQL serialises the commits of notifying
+    transactions, so many processes flush more per second without it, and followers
+    then see new events only at their ``poll_interval``.
     """
 
-    def __init__(self, dsn: str, *, mode: StoreMode = "create", pool_size: int = 4) -> None:
+    def __init__(
+        self, dsn: str, *, mode: StoreMode = "create", pool_size: int = 4, notify: bool = True
+    ) -> None:
         super().__init__(inline_batch_limit=-1)  # every call on a worker thread
         self.dsn = dsn
         """The DSN given (printed without its password)."""
+        self._notify = notify
         self.read_only = mode == "read"
         self._name = f"PostgresSessionStore({_without_password(dsn)!r})"
         self._fences: dict[SessionId, Fence] = {}
@@ -136,8 +142,8 @@ class PostgresSessionStore(SessionStore):
     # --- writing ----------------------------------------------------------------------
 
     def _write_batch(self, batch: Batch) -> None:
-        """One statement: create the session with its first events, or append after
-        the fence check (``fencing.py``)."""
+        """One pipelined transaction: create the session with its first events, or
+        append after the fence check (``fencing.py``)."""
         sid = batch.session_id
         rows = [(event.seq, dump_event(event).decode()) for event in batch.events]
         connection = self._writer_connection()
@@ -148,11 +154,12 @@ class PostgresSessionStore(SessionStore):
                 rows,
                 token=self._token,
                 owner=self._owner,
+                notify=self._notify,
                 where=repr(self),
             )
         else:
             fence = fencing.append(
-                connection, sid, self._fences[sid], rows, token=self._token, where=repr(self)
+                connection, sid, self._fences[sid], rows, notify=self._notify, where=repr(self)
             )
         self.stats.fsyncs += 1
         self._fences[sid] = fence
