@@ -46,6 +46,7 @@ from dsh_llm import (
     create_user_message,
 )
 from dsh_session.events import SessionEvent
+from dsh_session.header import SessionId
 from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
 
@@ -339,7 +340,8 @@ async def _flush_cases(options: Options, directory: Path) -> list[Case]:
             "floor write+fsync": _jsonl_floor(folder / "f.jsonl", size, serialize=False),
             "floor, serializing too": _jsonl_floor(folder / "fs.jsonl", size, serialize=True),
         }
-        store = JsonlSessionStore(folder / "dsh-jsonl")
+        # plain lines, one event each, as the floors write them (other forms: harness_forms.py)
+        store = JsonlSessionStore(folder / "dsh-jsonl", compression="none", pack_chunks=False)
         cases.append(await _flush_case(size, "JSONL append+fsync", store, jsonl_peers, options))
     return cases
 
@@ -356,7 +358,8 @@ def _load_cases_in(runner: asyncio.Runner, options: Options, directory: Path) ->
     events = 20_000 if options.quick else 100_000
     session = _session_with(events, "long")
     sqlite_path, jsonl_dir = directory / "load.db", directory / "load-jsonl"
-    for store in (SqliteSessionStore(sqlite_path), JsonlSessionStore(jsonl_dir)):
+    plain = JsonlSessionStore(jsonl_dir, compression="none", pack_chunks=False)  # as the floor
+    for store in (SqliteSessionStore(sqlite_path), plain):
         store.attach(session)
         runner.run(store.close())
     agents = SQLiteSession("long", directory / "agents-load.db")
@@ -366,7 +369,7 @@ def _load_cases_in(runner: asyncio.Runner, options: Options, directory: Path) ->
     gc.collect()
 
     db = sqlite3.connect(sqlite_path)
-    jsonl_file = jsonl_dir / "long.jsonl"
+    jsonl_file = JsonlSessionStore(jsonl_dir, mode="read").path_of(SessionId("long"))
 
     def sqlite_rows() -> list[Any]:
         query = "SELECT event FROM dsh_events WHERE session_id = 'long' ORDER BY seq"

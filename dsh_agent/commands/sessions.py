@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from dsh_session.errors import SessionError
 from dsh_session.header import SessionHeader
 from dsh_session.session import Session
 from dsh_session.stores import SessionStore, open_store
+from dsh_session.stores.jsonl_form import harness_header_line
 
 Action = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
 
@@ -255,11 +255,10 @@ async def _fork(args: argparse.Namespace) -> int:
 
 
 def _write_jsonl(session: Session, out: TextIO) -> None:
-    """The JSONL store's format: the header tagged ``"type": "session"``, then one
-    event per line, each in its wire form (DEL and C1 characters as JSON escapes, so
-    the output is safe on a terminal and still the same JSON)."""
-    header = {"type": "session", **session.header.model_dump(mode="json")}
-    out.write(escape_json_controls(json.dumps(header, ensure_ascii=False, separators=(",", ":"))))
+    """The harness's plain ``session.jsonl`` (no packed rows): its header line, then
+    one event per line, each in its wire form (DEL and C1 characters as JSON escapes,
+    so the output is safe on a terminal and still the same JSON)."""
+    out.write(escape_json_controls(harness_header_line(session.header)))
     out.write("\n")
     for event in session.events:
         out.write(escape_json_controls(event.model_dump_json()) + "\n")

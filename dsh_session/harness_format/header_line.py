@@ -50,8 +50,9 @@ def validate_header(value: object) -> Json:
     version = value.get("version")
     if isinstance(version, (int, float)) and not isinstance(version, bool):
         if version != HARNESS_FORMAT_VERSION:
+            newer = ", written by a newer harness" if version > HARNESS_FORMAT_VERSION else ""
             raise SessionFormatError(
-                f"session {value.get('id')!r} uses format version {version}; "
+                f"session {value.get('id')!r} uses format version {version}{newer}; "
                 f"this reader reads version {HARNESS_FORMAT_VERSION}"
             )
     else:

@@ -216,6 +216,15 @@ def _message_id(event: Json) -> str | None:
     return identity if isinstance(identity, str) else None
 
 
+def _plain_chunk(event: Any) -> bool:
+    """An ``assistant/chunk`` record, which no legacy rule converts and which carries
+    no message id."""
+    if not isinstance(event, dict) or event.get("type") != "assistant/chunk":
+        return False
+    data = event.get("data")
+    return isinstance(data, dict) and "message" not in data
+
+
 def migrate_legacy_events(events: Iterable[Any], session_id: str) -> list[Any]:
     """The events as the harness holds them after load: legacy records converted in
     order (turn/start trigger, turn/end reason, steering/message, pre-identity messages),
@@ -223,6 +232,9 @@ def migrate_legacy_events(events: Iterable[Any], session_id: str) -> list[Any]:
     ids: dict[int, str] = {}
     out: list[Any] = []
     for event in events:
+        if _plain_chunk(event):  # most of a streamed log; nothing legacy about it
+            out.append(event)
+            continue
         if isinstance(event, dict):
             event = _turn_start(event, session_id)
             event = _turn_end(event, session_id)

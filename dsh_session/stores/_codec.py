@@ -12,12 +12,6 @@ def dump_event(event: SessionEvent) -> bytes:
     return event.__pydantic_serializer__.to_json(event)
 
 
-def dump_header_line(header: SessionHeader) -> bytes:
-    """The header as the first line of a JSONL log, tagged ``"type": "session"``."""
-    body = header.__pydantic_serializer__.to_json(header)
-    return b'{"type":"session",' + body[1:] + b"\n"
-
-
 def dump_header(header: SessionHeader) -> str:
     """The header's wire JSON, untagged."""
     return header.model_dump_json()

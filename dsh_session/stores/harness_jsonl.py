@@ -10,9 +10,10 @@ a session dsh loaded. The codecs themselves live in :mod:`dsh_session.harness_fo
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,9 @@ class HarnessArtifact:
     """How later batches of a harness session are appended to its artifact."""
 
     compressed: bool
-    pack_chunks: bool
+    pack_chunks: bool | Callable[[], bool]
+    """Whether batches pack chunk rows, or how to find out from the artifact: decided
+    at the first append, so a session that is only read never pays for it."""
     valid_end: int
     """Byte length of the artifact's committed prefix (where the next batch goes)."""
     carry: list[Json] = field(default_factory=list)
@@ -55,6 +58,8 @@ class HarnessArtifact:
 
     def encode(self, events: Sequence[SessionEvent]) -> bytes:
         """The bytes of one durable batch in the artifact's form."""
+        if not isinstance(self.pack_chunks, bool):
+            self.pack_chunks = self.pack_chunks()
         records = [*self.carry, *(json.loads(dump_event(event)) for event in events)]
         return encode_batch(records, pack_chunks=self.pack_chunks, compress=self.compressed)
 
@@ -100,15 +105,29 @@ def read_harness_header(root: Path, folder: SessionFolder) -> SessionHeader:
             f"{expected}",
             field="id",
         )
+    return _dsh_header(line)
+
+
+def _dsh_header(line: Json) -> SessionHeader:
+    """The dsh header of a header line. The line always carries ``delegationDepth``;
+    0 stands for a top-level session, which the harness's own sessions hold without
+    the field (its SQLite store keeps NULL), so it is dropped: a header written by dsh
+    reads back equal, and writing it again gives the same line."""
+    if line.get("delegationDepth") == 0:
+        line = {key: value for key, value in line.items() if key != "delegationDepth"}
     return parse_header(line)
 
 
-def read_harness_log(root: Path, folder: SessionFolder) -> tuple[StoredLog, HarnessArtifact]:
+def read_harness_log(
+    root: Path, folder: SessionFolder, *, pack_by_default: bool = True
+) -> tuple[StoredLog, HarnessArtifact]:
     """A harness session as dsh restores it, and how to append to it. A torn tail is
-    reported with its file bytes (load sets them aside before cutting the file)."""
+    reported with its file bytes (load sets them aside before cutting the file).
+    ``pack_by_default`` decides for a plain log that does not show whether its writer
+    packed chunk rows."""
     data = folder.path.read_bytes()
     log = read_session(root, folder)
-    header = parse_header(log.header)
+    header = _dsh_header(log.header)
     events = parse_events(log.events)
     torn: TornTail | None = None
     torn_bytes = b""
@@ -128,7 +147,7 @@ def read_harness_log(root: Path, folder: SessionFolder) -> tuple[StoredLog, Harn
         torn_bytes = log.torn.data
     artifact = HarnessArtifact(
         compressed=folder.compressed,
-        pack_chunks=folder.compressed or _packs(data, log.events),
+        pack_chunks=_packs(data, log.events, pack_by_default, compressed=folder.compressed),
         valid_end=len(data) if log.torn is None else log.torn.offset,
         carry=carry,
     )
@@ -141,10 +160,20 @@ def _line_at(data: bytes, offset: int, compressed: bool, committed_events: int) 
     return committed_events + 2 if compressed else data.count(b"\n", 0, offset) + 1
 
 
-def _packs(data: bytes, events: list[Any]) -> bool:
-    """Whether the writer of a plain artifact packed chunk rows: it did when a packed
-    row is in the file, and did not when a run it would have packed is stored
-    unpacked. A log with no such run gets the harness's default (packed)."""
-    if any(f'"type":"{tag}"'.encode() in data for tag in CHUNK_ROW_TYPES):
+def _packs(
+    data: bytes, events: list[Any], default: bool, *, compressed: bool
+) -> bool | Callable[[], bool]:
+    """Whether the writer of an artifact packed chunk rows: a zstd one always did (the
+    harness packs by default and dsh writes zstd only so); a plain one did when a
+    packed row is in the file, and did not when a run it would have packed is stored
+    unpacked (checked at the first append, over the events). A log with no such run
+    gets ``default``."""
+    if compressed or any(f'"type":"{tag}"'.encode() in data for tag in CHUNK_ROW_TYPES):
         return True
+    if not default:
+        return False
+    return functools.partial(_no_run_left_unpacked, events)
+
+
+def _no_run_left_unpacked(events: list[Any]) -> bool:
     return pack_chunk_runs(events) == events

@@ -1,18 +1,22 @@
-"""JSONL store: one file per session, ``<directory>/<session-id>.jsonl``.
+"""JSONL store: sessions in the TypeScript harness's store-root layout.
 
-Line 1 is the header (``{"type": "session", "version": 0, ...}``), then one event per
-line in its wire form, so the TypeScript harness and this package read each other's
-files. A file is created whole: the header and the first batch are written to a
-temporary file, fsynced, and hard-linked into place (which fails rather than
-overwrites if the session exists), then the directory is fsynced. Later batches are
-written at the known end of the valid log and fsynced, so the retry of a failed write
-overwrites whatever part of it reached the file: no partial line is ever left in the
-middle of the log.
+New sessions are written as the harness writes them on its defaults
+(``jsonl_form.py``): ``<root>/_no-cwd/<id>/session.jsonl.zstd`` (cwd-keyed folders for a
+header with ``cwd``), a header line with ``delegationDepth``, one checksummed zstd frame
+per durable batch and packed chunk rows; ``compression="none"`` and
+``pack_chunks=False`` give plain lines. Sessions dsh wrote earlier as flat
+``<root>/<id>.jsonl`` files are read and appended to in that form. A file is created
+whole: the header and the first batch go to a temporary file, fsynced and hard-linked
+into place (which fails rather than overwrites if the session exists), then the folder
+is fsynced. Later batches are written at the known end of the valid log and fsynced,
+so the retry of a failed write overwrites whatever part of it reached the file: no
+partial record is ever left in the middle of the log.
 
-One writer per session: a store holds ``<session-id>.jsonl.lock`` locked (``flock``)
-from attach or load until detach or close, so a second writer is refused with
-:class:`SessionConflictError` before it reads or writes anything (``ownership.py``).
-Readers take no lock.
+One writer per session: a store holds ``<root>/<session-id>.jsonl.lock`` locked
+(``flock``) from attach or load until detach or close, so a second writer is refused
+with :class:`SessionConflictError` before it reads or writes anything
+(``ownership.py``); the harness ignores files at the top of its root. Readers take no
+lock.
 """
 
 from __future__ import annotations
@@ -27,8 +31,13 @@ from pathlib import Path
 from dsh_session.errors import SessionCorruptError, SessionError, StoreError
 from dsh_session.harness_format import SessionFolder
 from dsh_session.header import SessionHeader, SessionId, parse_header
-from dsh_session.stores._codec import dump_event, dump_header_line
+from dsh_session.stores._codec import dump_event
 from dsh_session.stores._jsonl_scan import scan_jsonl
+from dsh_session.stores._publish import (
+    FileExistsAlreadyError,
+    publish_new_file,
+    write_at,
+)
 from dsh_session.stores._regular_file import NotARegularFileError, open_regular
 from dsh_session.stores._removal import remove_flat_log, remove_session_folder
 from dsh_session.stores._torn_sidecar import set_aside
@@ -46,6 +55,12 @@ from dsh_session.stores.harness_jsonl import (
     harness_folders,
     read_harness_header,
     read_harness_log,
+)
+from dsh_session.stores.jsonl_form import (
+    Compression,
+    check_compression,
+    new_artifact,
+    root_compression,
 )
 from dsh_session.stores.ownership import SessionLocks
 from dsh_session.stores.recovery import StoredLog, TornTail
@@ -68,9 +83,14 @@ class _FileEnd:
 
 
 class JsonlSessionStore(SessionStore):
-    """Sessions as JSONL files in one directory. With ``mode="create"`` (the default)
-    the directory is created if missing; with ``"open"`` or ``"read"`` it must exist
-    (else :class:`StoreNotFoundError`) and nothing is created."""
+    """Sessions as JSONL logs under one root directory. With ``mode="create"`` (the
+    default) the directory is created if missing; with ``"open"`` or ``"read"`` it must
+    exist (else :class:`StoreNotFoundError`) and nothing is created.
+
+    ``compression`` (``"zstd"`` or ``"none"``) and ``pack_chunks`` choose the form of
+    new sessions; without ``compression`` the store follows the encoding of the
+    sessions already in the root (zstd for an empty root). Loaded sessions keep the
+    form they were written in."""
 
     def __init__(
         self,
@@ -78,10 +98,17 @@ class JsonlSessionStore(SessionStore):
         *,
         mode: StoreMode = "create",
         inline_batch_limit: int = INLINE_BATCH_LIMIT,
+        compression: Compression | None = None,
+        pack_chunks: bool = True,
     ) -> None:
         super().__init__(inline_batch_limit=inline_batch_limit)
         self.directory = Path(directory)
         """The directory holding the session files."""
+        self.compression = check_compression(compression)
+        """The encoding asked for new sessions (``None``: follow the root)."""
+        self.pack_chunks = pack_chunks
+        """Whether new sessions pack runs of chunk events into rows."""
+        self._compressed: bool | None = None
         self.read_only = mode == "read"
         if mode == "create":
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -95,7 +122,16 @@ class JsonlSessionStore(SessionStore):
         return f"JsonlSessionStore({str(self.directory)!r})"
 
     def path_of(self, session_id: SessionId) -> Path:
-        """The file that holds (or will hold) a session."""
+        """The file that holds a session: its log in the harness layout or a flat
+        ``<id>.jsonl`` written by earlier dsh versions. For a session not stored yet,
+        the flat name (which no new session takes)."""
+        end = self._ends.get(session_id)
+        if end is not None:
+            return Path(end.path)
+        folder = find_harness_folder(self.directory, session_id)
+        return self._flat_path(session_id) if folder is None else folder.path
+
+    def _flat_path(self, session_id: SessionId) -> Path:
         return self.directory / f"{session_id}{_SUFFIX}"
 
     def lock_path_of(self, session_id: SessionId) -> Path:
@@ -116,8 +152,7 @@ class JsonlSessionStore(SessionStore):
     def _write_batch(self, batch: Batch) -> None:
         sid = batch.session_id
         if batch.header is not None:
-            lines = b"".join([dump_event(event) + b"\n" for event in batch.events])
-            self._create(sid, dump_header_line(batch.header) + lines)
+            self._create(batch)
             return
         harness = self._ends[sid].harness
         if harness is None:
@@ -126,37 +161,42 @@ class JsonlSessionStore(SessionStore):
         self._append(sid, harness.encode(batch.events))
         harness.carry = []
 
-    def _create(self, session_id: SessionId, content: bytes) -> None:
-        path = self.path_of(session_id)
+    def _create(self, batch: Batch) -> None:
+        header, session_id = batch.header, batch.session_id
+        assert header is not None
         existing = find_harness_folder(self.directory, session_id)
-        if existing is not None:
+        flat = self._flat_path(session_id)
+        where = existing.path if existing is not None else flat if flat.exists() else None
+        if where is not None:
             raise StoreError(
-                f"session {session_id!r} already exists in {self} (at {existing.path}); "
+                f"session {session_id!r} already exists in {self} (at {where}); "
                 "load it instead of attaching a new session with the same id"
             )
-        staging = self.directory / f".{session_id}.{os.getpid()}.tmp"
-        fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        if self._compressed is None:
+            self._compressed = root_compression(self.directory, self.compression)
+        path, content = new_artifact(
+            self.directory,
+            header,
+            batch.events,
+            compressed=self._compressed,
+            pack_chunks=self.pack_chunks,
+        )
         try:
-            _write_at(fd, content, 0)
-            os.fsync(fd)
-            self.stats.fsyncs += 1
-        finally:
-            os.close(fd)
-        try:
-            os.link(staging, path)
-        except FileExistsError:
+            publish_new_file(self.directory, path, content, on_fsync=self._count_fsync)
+        except FileExistsAlreadyError:
             raise StoreError(
                 f"session {session_id!r} already exists in {self}; load it instead of "
                 "attaching a new session with the same id"
             ) from None
-        finally:
-            os.unlink(staging)
-        try:
-            self._sync_directory()
-        except OSError:
-            path.unlink()  # not durably created: let the retry create it again
-            raise
-        self._ends[session_id] = _FileEnd(str(path), size=len(content), torn_tail=False)
+        artifact = HarnessArtifact(
+            compressed=self._compressed, pack_chunks=self.pack_chunks, valid_end=len(content)
+        )
+        self._ends[session_id] = _FileEnd(
+            str(path), size=len(content), torn_tail=False, harness=artifact
+        )
+
+    def _count_fsync(self) -> None:
+        self.stats.fsyncs += 1
 
     def _append(self, session_id: SessionId, lines: bytes) -> None:
         end = self._ends[session_id]
@@ -166,21 +206,13 @@ class JsonlSessionStore(SessionStore):
                 os.ftruncate(fd, end.size)
             # At the end of the valid log, not at the end of the file: a retry after a
             # failed write overwrites whatever part of the batch reached the file.
-            _write_at(fd, lines, end.size)
+            write_at(fd, lines, end.size)
             os.fsync(fd)
             self.stats.fsyncs += 1
         finally:
             os.close(fd)
         end.size += len(lines)
         end.torn_tail = False
-
-    def _sync_directory(self) -> None:
-        fd = os.open(self.directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-            self.stats.fsyncs += 1
-        finally:
-            os.close(fd)
 
     def _delete_log(self, session_id: SessionId) -> None:
         """Rename the log out of the session's name first, then remove what is left
@@ -209,7 +241,7 @@ class JsonlSessionStore(SessionStore):
     # --- reading ----------------------------------------------------------------------
 
     def _read_log(self, session_id: SessionId) -> StoredLog:
-        path = self.path_of(session_id)
+        path = self._flat_path(session_id)
         folder = find_harness_folder(self.directory, session_id)
         if folder is not None:
             return self._read_harness_log(session_id, folder, path)
@@ -237,7 +269,9 @@ class JsonlSessionStore(SessionStore):
                 f"{folder.path}; move one of them away",
                 field="id",
             )
-        stored, artifact = read_harness_log(self.directory, folder)
+        stored, artifact = read_harness_log(
+            self.directory, folder, pack_by_default=self.pack_chunks
+        )
         self._ends[session_id] = _FileEnd(
             str(folder.path),
             size=artifact.valid_end,
@@ -253,7 +287,7 @@ class JsonlSessionStore(SessionStore):
             if folder.session_id in flat_ids:
                 raise SessionCorruptError(
                     f"{self}: session {folder.session_id!r} is stored twice, in "
-                    f"{self.path_of(SessionId(folder.session_id))} and in {folder.path}",
+                    f"{self._flat_path(SessionId(folder.session_id))} and in {folder.path}",
                     field="id",
                 )
             try:
@@ -299,12 +333,3 @@ class JsonlSessionStore(SessionStore):
     def _release(self) -> None:
         self._ends.clear()
         self._locks.release_all()
-
-
-def _write_at(fd: int, data: bytes, offset: int) -> None:
-    """Write all of ``data`` at ``offset`` (``pwrite`` may write less than asked)."""
-    view = memoryview(data)
-    while view:
-        written = os.pwrite(fd, view, offset)
-        view = view[written:]
-        offset += written

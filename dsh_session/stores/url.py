@@ -7,23 +7,30 @@ path is what follows the third slash, so a fourth slash makes it absolute; it is
 percent-decoded (strictly: every ``%`` starts two hex digits that decode to UTF-8).
 Hosts, queries, fragments, control characters (``%00`` and NUL included) and empty
 paths are refused rather than ignored or guessed at, so a typo never opens the wrong
-file.
+file. The one exception is a ``jsonl:`` URL's query, which chooses the form of new
+sessions: ``?compression=zstd|none`` and ``&pack_chunks=true|false`` (unknown keys and
+values are refused too).
 
 A ``sqlite:`` URL naming a database of the TypeScript harness (schema 17, told by the
-file's header) opens :class:`HarnessSqliteSessionStore`; a ``jsonl:`` folder may hold
-the harness's per-session folders beside dsh's own ``<id>.jsonl`` files.
+file's header) opens :class:`HarnessSqliteSessionStore`, and so does one naming no file
+yet: new databases are created in the harness's schema, so the harness can open them
+(docs/decisions/2026-12-03-harness-forms-by-default.md). An existing database of
+dsh's own layout opens :class:`SqliteSessionStore`. A ``jsonl:`` folder may hold the
+harness's per-session folders beside the flat ``<id>.jsonl`` files of earlier dsh.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 from dsh_session.errors import StoreError
 from dsh_session.stores.base import SessionStore, StoreMode
 from dsh_session.stores.harness_sqlite import HarnessSqliteSessionStore, is_harness_database
 from dsh_session.stores.jsonl import JsonlSessionStore
+from dsh_session.stores.jsonl_form import COMPRESSIONS
 from dsh_session.stores.memory import MemorySessionStore
 from dsh_session.stores.sqlite import SqliteSessionStore
 
@@ -67,18 +74,45 @@ def open_store(url: str, *, mode: StoreMode = "create") -> SessionStore:
         raise StoreUrlError(url, f"unknown scheme {scheme!r}; expected {_FORMS}")
     if not rest.startswith("/"):
         raise StoreUrlError(url, f"names a host; expected {_FORMS}")
-    if "?" in rest or "#" in rest:
-        raise StoreUrlError(url, "queries and fragments are not supported")
+    if "#" in rest:
+        raise StoreUrlError(url, "fragments are not supported")
+    rest, _, query = rest.partition("?")
+    if query and scheme != "jsonl":
+        raise StoreUrlError(url, "queries are supported only for jsonl: URLs")
+    options = _jsonl_options(url, query)
     path = _decode(url, rest[1:])
     if not path.strip("/"):
         raise StoreUrlError(url, f"has no path; expected {_FORMS}")
     if scheme == "sqlite":
         if path.endswith("/"):
             raise StoreUrlError(url, "a sqlite path names a file, not a folder")
-        if is_harness_database(Path(path)):
+        if is_harness_database(Path(path)) or not Path(path).exists():
             return HarnessSqliteSessionStore(path, mode=mode)
         return SqliteSessionStore(path, mode=mode)
-    return JsonlSessionStore(path, mode=mode)
+    return JsonlSessionStore(path, mode=mode, **options)
+
+
+def _jsonl_options(url: str, query: str) -> dict[str, Any]:
+    """``compression`` and ``pack_chunks`` from a jsonl: URL's query."""
+    options: dict[str, Any] = {}
+    for item in query.split("&") if query else []:
+        key, separator, value = item.partition("=")
+        if key in options:
+            raise StoreUrlError(url, f"query parameter {key!r} is given twice")
+        if key == "compression" and separator and value in COMPRESSIONS:
+            options[key] = value
+        elif key == "pack_chunks" and separator and value in ("true", "false"):
+            options[key] = value == "true"
+        elif key in ("compression", "pack_chunks"):
+            allowed = "zstd or none" if key == "compression" else "true or false"
+            raise StoreUrlError(url, f"query parameter {key} must be {allowed}, not {value!r}")
+        else:
+            raise StoreUrlError(
+                url,
+                f"unknown query parameter {key!r} (jsonl: queries take compression "
+                "and pack_chunks)",
+            )
+    return options
 
 
 def _decode(url: str, encoded: str) -> str:

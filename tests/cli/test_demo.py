@@ -70,7 +70,7 @@ def test_demo_rebuilds_every_request_from_the_log_identically(demo: DemoRun) -> 
 def test_demo_writes_to_the_store_it_is_given(dsh: Dsh) -> None:
     result = dsh.run("demo", "--delay", "0", "--store", "jsonl:///logs")
     assert result.returncode == 0, result.stderr
-    files = list((dsh.cwd / "logs").glob("*.jsonl"))
+    files = list((dsh.cwd / "logs").glob("_no-cwd/*/session.jsonl.zstd"))  # harness layout
     assert len(files) == 1
-    assert f"dsh sessions show {files[0].stem} --store jsonl:///logs" in result.stdout
+    assert f"dsh sessions show {files[0].parent.name} --store jsonl:///logs" in result.stdout
     assert not (dsh.cwd / "dsh.db").exists()

@@ -204,7 +204,8 @@ def test_verify_rebuilds_every_request(demo: DemoRun) -> None:
 
 def test_verify_of_a_damaged_log_fails(demo_copy: Dsh, demo: DemoRun) -> None:
     with sqlite3.connect(demo_copy.cwd / "dsh.db") as db:
-        db.execute('UPDATE dsh_events SET event = \'{"type": "turn/end"\' WHERE seq = 7')
+        # the demo's new database is in the harness's schema 17: damage one row's data
+        db.execute("UPDATE events SET data = '{\"turn\"' WHERE seq = 7")
     result = demo_copy.run("sessions", "verify", demo.session_id)
     _one_line_error(result, demo.session_id)
     as_json = demo_copy.run("sessions", "verify", demo.session_id, "--json")

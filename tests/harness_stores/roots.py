@@ -9,7 +9,6 @@ from typing import Any
 
 from harness_format.fixtures import JSONL_FORMS, SCENARIOS, TS_LOGS, expected_session
 
-from dsh_session.harness_format import read_log, session_header
 from dsh_session.session import Session
 from dsh_session.stores._codec import dump_event, dump_header
 
@@ -21,7 +20,6 @@ __all__ = [
     "artifact",
     "copy_root",
     "expected_session",
-    "harness_header",
     "tree",
     "wire_events",
     "wire_header",
@@ -42,13 +40,6 @@ def artifact(root: Path, session_id: str) -> Path:
     folder = root / "_no-cwd" / session_id
     packed = folder / "session.jsonl.zstd"
     return packed if packed.exists() else folder / "session.jsonl"
-
-
-def harness_header(root: Path, session_id: str) -> dict[str, Any]:
-    """The header line of a session's artifact as the harness codec reads it."""
-    path = artifact(root, session_id)
-    log = read_log(path.read_bytes(), compressed=path.suffix == ".zstd")
-    return session_header(log.header)
 
 
 def wire_events(session: Session) -> list[Any]:

@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from session_stores.flat_logs import write_flat
 
 from dsh_session.errors import SessionCorruptError, SessionFormatError, StoreError
 from dsh_session.session import Session
@@ -19,7 +20,6 @@ from .roots import (
     TS_LOGS,
     copy_root,
     expected_session,
-    harness_header,
     tree,
     wire_events,
     wire_header,
@@ -51,7 +51,7 @@ def test_a_session_reads_as_the_harness_held_it(form: str, scenario: str) -> Non
     session = asyncio.run(read())
     expected = expected_session(scenario)
     assert wire_events(session) == expected["events"]
-    assert wire_header(session) == harness_header(TS_LOGS / form, scenario)
+    assert wire_header(session) == expected["header"]  # delegationDepth 0 = top level
     assert [m.id for m in session.derive_messages()] == expected["derivedMessageIds"]
 
 
@@ -132,7 +132,12 @@ def test_reading_a_root_changes_and_creates_nothing(form: str, tmp_path: Path) -
 
 
 def test_flat_dsh_logs_and_harness_folders_share_a_root(tmp_path: Path) -> None:
+    """A flat log of earlier dsh, the harness's folders and a new session (which
+    follows the root's plain encoding) are listed together."""
     root = copy_root("jsonl-plain", tmp_path)
+    earlier = Session.create("earlier")
+    earlier.append("session/end-seed", {})
+    write_flat(root, earlier)
 
     async def run() -> list[str]:
         async with JsonlSessionStore(root) as store:
@@ -140,9 +145,9 @@ def test_flat_dsh_logs_and_harness_folders_share_a_root(tmp_path: Path) -> None:
             session.append("session/end-seed", {})
             store.attach(session)
             await store.flush(session)
-        assert (root / f"{session.id}.jsonl").is_file()
+        assert (root / "_no-cwd" / session.id / "session.jsonl").is_file()
         ids = await _list_ids(f"jsonl:///{root}")
-        assert session.id in ids
+        assert {session.id, "earlier"} <= set(ids)
         return ids
 
     assert set(asyncio.run(run())) > set(SCENARIOS)

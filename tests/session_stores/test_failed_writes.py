@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from dsh_session.errors import StoreError
+from dsh_session.harness_format import read_log, scan_frames
 from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
 
@@ -109,8 +110,9 @@ async def test_jsonl_failed_fsync_is_retried_without_duplicating_lines(
     complete_turn(session)
     await store.flush(session)
 
-    lines = store.path_of(session.id).read_bytes().splitlines()
-    assert len(lines) == 1 + session.seq
+    data = store.path_of(session.id).read_bytes()
+    assert len(read_log(data, compressed=True).events) == session.seq
+    assert len(scan_frames(data).frames) == 3  # header, first batch, the retried one
     await store.close()
     await _assert_durable(JsonlSessionStore(tmp_path), session)
 
@@ -154,7 +156,9 @@ async def test_jsonl_failed_creation_is_retried(
     await store.flush(session)
     await store.close()
 
-    assert [path.name for path in tmp_path.iterdir()] == [f"{session.id}.jsonl"]
+    folder = Path("_no-cwd", session.id)
+    created = sorted(path.relative_to(tmp_path) for path in tmp_path.rglob("*"))
+    assert created == [folder.parent, folder, folder / "session.jsonl.zstd"]  # no staging
     await _assert_durable(JsonlSessionStore(tmp_path), session)
 
 

@@ -232,18 +232,22 @@ async def test_extending_a_foreign_log_appends_without_rewriting_it(tmp_path: Pa
 
 
 async def test_a_session_written_here_has_the_documented_file_layout(tmp_path: Path) -> None:
-    store = JsonlSessionStore(tmp_path)
+    """Plain and unpacked, a new session is the harness's ``session.jsonl``: its header
+    line (``delegationDepth`` included), then one event per line."""
+    store = JsonlSessionStore(tmp_path, compression="none", pack_chunks=False)
     session = Session.create("layout")
     store.attach(session)
     complete_turn(session)
     await store.close()
 
-    lines = [json.loads(line) for line in (tmp_path / "layout.jsonl").read_text().splitlines()]
+    log = tmp_path / "_no-cwd" / "layout" / "session.jsonl"
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
 
     assert lines[0] == {
         "type": "session",
         "version": 0,
         "id": "layout",
         "createdAt": session.header.created_at,
+        "delegationDepth": 0,
     }
     assert lines[1:] == [event.model_dump(mode="json") for event in session.events]

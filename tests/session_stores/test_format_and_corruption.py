@@ -13,6 +13,7 @@ import pytest
 
 from dsh_session.errors import SessionCorruptError, SessionFormatError, StoreError
 from dsh_session.events import UnknownEvent
+from dsh_session.harness_format import encode_frame, read_log
 from dsh_session.session import Session
 from dsh_session.stores import (
     JsonlSessionStore,
@@ -46,9 +47,13 @@ async def _stored_then_tampered(open_store: StoreFactory, path: Path, tamper: Ta
 
 
 def _tamper_jsonl(path: Path, tamper: Tamper) -> None:
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    """Rewrite a harness-form log (zstd frames) with ``tamper``, unpacked, in two
+    frames: the header and one batch."""
+    log = read_log(path.read_bytes(), compressed=True)
+    lines = [log.header, *log.events]
     tamper(lines)
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    texts = ["".join(json.dumps(line) + "\n" for line in part) for part in (lines[:1], lines[1:])]
+    path.write_bytes(b"".join(encode_frame(text.encode()) for text in texts))
 
 
 def _tamper_sqlite(path: Path, tamper: Tamper) -> None:

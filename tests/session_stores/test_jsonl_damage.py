@@ -13,21 +13,18 @@ from dsh_session.errors import SessionCorruptError
 from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore
 
+from .flat_logs import flat_log
 from .scenarios import complete_turn
 
 
 async def _two_turn_file(directory: Path) -> tuple[Session, bytes, int]:
-    """Write two flushed turns; return the session, the file bytes and where the
-    second flush's batch starts."""
-    store = JsonlSessionStore(directory)
+    """A flat log of two turns (as dsh wrote them before the harness layout): the
+    session, the file bytes and where the second turn's lines start."""
     session = Session.create("torn")
-    store.attach(session)
     complete_turn(session)
-    await store.flush(session)
-    first_batch_end = store.path_of(session.id).stat().st_size
+    first_batch_end = len(flat_log(session))
     complete_turn(session, tool_output="x" * 300)
-    await store.close()
-    return session, store.path_of(session.id).read_bytes(), first_batch_end
+    return session, flat_log(session), first_batch_end
 
 
 def _line_ends(data: bytes) -> list[int]:

@@ -18,16 +18,15 @@ from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore
 from dsh_session.stores._torn_sidecar import set_aside
 
+from .flat_logs import flat_log
 from .scenarios import complete_turn, open_turn, request_tools
 
 
 async def _stored_log(directory: Path) -> tuple[Session, bytes]:
-    store = JsonlSessionStore(directory)
+    """A flat log of one turn, as dsh wrote it before the harness layout."""
     session = Session.create("kept")
-    store.attach(session)
     complete_turn(session)
-    await store.close()
-    return session, store.path_of(session.id).read_bytes()
+    return session, flat_log(session)
 
 
 def _files(directory: Path) -> dict[str, bytes]:

@@ -81,7 +81,7 @@ def _session_with(value: Any) -> Session:
     arguments, tool meta, plugin form extras and a header extra."""
     text = value if isinstance(value, str) else "text"
     header = SessionHeader.model_validate(
-        {"id": new_session_id(), "createdAt": now_ms(), "origin": value}
+        {"id": new_session_id(), "createdAt": now_ms(), "note": value}
     )
     session = Session.create(header=header)
     session.append("turn/start", {"turn": 1})
@@ -314,8 +314,9 @@ def _stored_turn(store: SessionStore) -> Session:
 
 
 def test_a_deep_jsonl_line_is_an_error_not_a_recursion_error(tmp_path: Path) -> None:
-    session = _stored_turn(JsonlSessionStore(tmp_path))
-    path = tmp_path / f"{session.id}.jsonl"
+    store = JsonlSessionStore(tmp_path, compression="none", pack_chunks=False)
+    session = _stored_turn(store)
+    path = store.path_of(session.id)
     lines = path.read_bytes().split(b"\n")
     lines[2] = _deep_event_line().replace('"seq":0', '"seq":1').encode()
     path.write_bytes(b"\n".join(lines))
@@ -337,8 +338,9 @@ def test_a_deep_sqlite_row_is_an_error_not_a_recursion_error(tmp_path: Path) -> 
 
 
 def test_a_deep_header_is_an_error_not_a_recursion_error(tmp_path: Path) -> None:
-    session = _stored_turn(JsonlSessionStore(tmp_path))
-    path = tmp_path / f"{session.id}.jsonl"
+    store = JsonlSessionStore(tmp_path, compression="none", pack_chunks=False)
+    session = _stored_turn(store)
+    path = store.path_of(session.id)
     lines = path.read_bytes().split(b"\n")
     lines[0] = lines[0][:-1] + b',"origin":' + b"[" * DEEP + b"]" * DEEP + b"}"
     path.write_bytes(b"\n".join(lines))
