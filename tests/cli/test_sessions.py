@@ -305,7 +305,7 @@ def test_an_ambiguous_or_unknown_prefix_is_one_line(dsh: Dsh) -> None:
 
 
 def test_a_bad_store_url_is_one_line_and_non_zero(dsh: Dsh) -> None:
-    _one_line_error(dsh.run("sessions", "list", "--store", "postgres://x"), "postgres://x")
+    _one_line_error(dsh.run("sessions", "list", "--store", "mysql://x"), "mysql://x")
 
 
 def test_debug_shows_the_traceback(dsh: Dsh) -> None:
