@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Self, TypeVar
 
 from dsh_agent.cancellation import CancelCauseInput, CancelScope, as_cancel_cause
 from dsh_agent.errors import AgentClosedError, AgentError
@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 _log = logging.getLogger("dsh_agent")
 
 
+DepsT = TypeVar("DepsT")
+
+
 def _index_tools(tools: Iterable[Tool]) -> dict[str, Tool]:
     indexed: dict[str, Tool] = {}
     for offered in tools:
@@ -73,15 +76,18 @@ class AgentLoop:
         provider: str,
         model: str,
         system: str | None = None,
-        tools: Iterable[Tool] = (),
+        tools: Iterable[Tool[DepsT]] = (),
         store: SessionStore | None = None,
         max_tokens: int | None = None,
         check_requests: bool = False,
+        deps: DepsT | None = None,
     ) -> None:
         """Build a loop over ``session`` (new, or loaded from a store, whose pending
         inbox is restored). With ``store``, the session is attached to it and flushed
         at every checkpoint. ``check_requests`` compares each live request with its
-        reconstruction from the log before sending it."""
+        reconstruction from the log before sending it. ``deps`` reaches every tool as
+        ``ToolContext.deps``; mypy checks it against the ``ToolContext[Deps]`` the tools
+        declare."""
         claim(session, self)  # one loop per session object; released by aclose() or GC
         try:
             if session.open_turn is not None:
@@ -95,7 +101,7 @@ class AgentLoop:
                 system=system or None,
                 tools=tuple(offered.schema() for offered in tools) or None,
             )
-            self._build(session, adapter, _index_tools(tools), header, store, check_requests)
+            self._build(session, adapter, _index_tools(tools), header, store, check_requests, deps)
         except BaseException:
             release(session, self)
             raise
@@ -108,6 +114,7 @@ class AgentLoop:
         header: RequestHeader,
         store: SessionStore | None,
         check_requests: bool,
+        deps: object,
     ) -> None:
         self._session = session
         self._store = store
@@ -130,6 +137,7 @@ class AgentLoop:
             checkpoint=self._checkpoint,
             check_requests=check_requests,
             notify=self._notify,
+            deps=deps,
         )
         self._turns = TurnRunner(
             agent=self,
@@ -249,9 +257,9 @@ class AgentLoop:
             await asyncio.wait((driver,))
 
     def _check_outside_own_turn(self, what: str) -> None:
-        if self._driver is not None and asyncio.current_task() in (
-            self._driver,
-            self._steps.tool_task,
+        current = asyncio.current_task()
+        if self._driver is not None and (
+            current is self._driver or current in self._steps.tool_tasks
         ):
             raise AgentError(
                 f"{what} of agent {self.id!r} was awaited inside its own turn "
