@@ -77,6 +77,6 @@ def run(options: Options) -> list[Case]:
             "s",
             values,
             targets=(Target("5 unmarked tools (serial)", 0.3, subject="5 safe tools (parallel)"),),
-            notes=f"parallel turn is {(parallel - TOOL_SECONDS) * 1e3:,.1f} ms over one tool's 50 ms",
+            notes=f"the parallel turn takes {(parallel - TOOL_SECONDS) * 1e3:,.1f} ms over 50 ms",
         )
     ]
