@@ -13,6 +13,7 @@ from dsh_agent.errors import (
 )
 from dsh_agent.inbox import Inbox
 from dsh_agent.loop import AgentLoop
+from dsh_agent.model_settings import ModelSettings
 from dsh_agent.notifications import (
     AgentStatus,
     AssistantStreamStarted,
@@ -55,6 +56,7 @@ from dsh_agent.streaming.updates import (
     TurnStarted,
     UserMessageEntered,
 )
+from dsh_agent.structured_output import OutputValidationError
 from dsh_agent.tools import (
     Tool,
     ToolArgumentsError,
@@ -91,8 +93,10 @@ __all__ = [
     "MessageDiscarded",
     "MessageQueued",
     "ModelAttempt",
+    "ModelSettings",
     "Notification",
     "NotificationObserver",
+    "OutputValidationError",
     "PreStep",
     "PreStepDecision",
     "PreStepHandler",

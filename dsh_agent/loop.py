@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Self, TypeVar
 
 from dsh_agent.cancellation import CancelCauseInput, CancelScope, as_cancel_cause
 from dsh_agent.errors import AgentClosedError, AgentError
 from dsh_agent.inbox import Inbox, check_target
+from dsh_agent.model_settings import ModelSettings
 from dsh_agent.notifications import (
     AgentStatus,
     InboxTarget,
@@ -81,13 +83,19 @@ class AgentLoop:
         max_tokens: int | None = None,
         check_requests: bool = False,
         deps: DepsT | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        stop: Sequence[str] | None = None,
+        reasoning_effort: str | None = None,
     ) -> None:
         """Build a loop over ``session`` (new, or loaded from a store, whose pending
         inbox is restored). With ``store``, the session is attached to it and flushed
         at every checkpoint. ``check_requests`` compares each live request with its
         reconstruction from the log before sending it. ``deps`` reaches every tool as
         ``ToolContext.deps``; mypy checks it against the ``ToolContext[Deps]`` the tools
-        declare."""
+        declare. ``temperature``, ``top_p``, ``stop`` and ``reasoning_effort`` (like
+        ``max_tokens``) go into the request header; ``None`` leaves the provider's
+        default. ``run(..., settings=...)`` overrides them for one run."""
         claim(session, self)  # one loop per session object; released by aclose() or GC
         try:
             if session.open_turn is not None:
@@ -96,8 +104,15 @@ class AgentLoop:
                     "loop needs a session with no open turn (loading it from a store closes it)"
                 )
             tools = tuple(tools)
+            settings = ModelSettings(
+                temperature=temperature,
+                top_p=top_p,
+                stop=None if stop is None else tuple(stop),
+                reasoning_effort=reasoning_effort,
+                max_tokens=max_tokens,
+            )
             header = RequestHeader(
-                config=RequestConfig(provider=provider, model=model, max_tokens=max_tokens),
+                config=settings.applied_to(RequestConfig(provider=provider, model=model)),
                 system=system or None,
                 tools=tuple(offered.schema() for offered in tools) or None,
             )
@@ -288,6 +303,38 @@ class AgentLoop:
         """Send ``message`` as a followup and stream the typed updates until idle; see
         :func:`dsh_agent.streaming.run_stream`."""
         return run_stream(self, message, max_pending=max_pending, merge_deltas=merge_deltas)
+
+    @contextmanager
+    def request_overrides(
+        self, settings: ModelSettings | None = None, tools: Iterable[Tool] = ()
+    ) -> Iterator[None]:
+        """Within the block, requests use ``settings`` over the loop's and offer
+        ``tools`` besides its own (each change logged as a ``request/header``, so the
+        requests stay reconstructable); on leaving, the loop's header comes back for
+        the next request. The agent must be idle on entry: this is how ``run(...,
+        settings=..., output_type=...)`` scopes its options to its own turns."""
+        self._check_open()
+        if self._status != "idle":
+            raise AgentError(
+                f"agent {self.id!r} is {self._status}: request overrides apply from an "
+                "idle agent (wait for when_idle() first)"
+            )
+        base_header, base_tools = self._steps.header, self._steps.tools
+        extra = tuple(tools)
+        merged = _index_tools((*base_tools.values(), *extra))
+        config = (settings or ModelSettings()).applied_to(base_header.config)
+        schemas = (*(base_header.tools or ()), *(t.schema() for t in extra))
+        header = RequestHeader(
+            config=config,
+            adapter_defaults=base_header.adapter_defaults,
+            system=base_header.system,
+            tools=schemas or None,
+        )
+        self._steps.configure(header, merged)
+        try:
+            yield
+        finally:
+            self._steps.configure(base_header, base_tools)
 
     def on_pre_step(self, handler: PreStepHandler) -> Callable[[], None]:
         """Add a pre-step handler (the first added is the outermost). Returns the

@@ -1,18 +1,31 @@
-"""Owned runs: send one followup and collect what happened until the agent is idle."""
+"""Owned runs: send one followup and collect what happened until the agent is idle,
+optionally with model settings and a structured output type for that run only."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import Any, Generic, Protocol, overload, runtime_checkable
+
+from pydantic import BaseModel
+from typing_extensions import TypeVar
 
 from dsh_agent.agent import Agent
+from dsh_agent.model_settings import ModelSettings
+from dsh_agent.structured_output import DEFAULT_OUTPUT_RETRIES, OutputCollector
+from dsh_agent.tools import Tool
 from dsh_llm.content import TextBlock
 from dsh_llm.messages import UserMessage
 from dsh_session.events import AssistantMessageEvent, SessionEvent, TurnEndEvent
 
+OutputT = TypeVar("OutputT", default=None)
+ModelT = TypeVar("ModelT", bound=BaseModel)
+_NO_OUTPUT: Any = None
+
 
 @dataclass(frozen=True, slots=True)
-class RunResult:
+class RunResult(Generic[OutputT]):
     """What a run observed. It reports the interval, not causation: another caller's
     input may have run in the same interval."""
 
@@ -22,25 +35,95 @@ class RunResult:
     """The ``kind`` of the last turn-end reason (e.g. ``completed``), if a turn ended."""
     events: tuple[SessionEvent, ...]
     """The events from the message's inbox receipt to the next idle."""
+    output: OutputT = _NO_OUTPUT
+    """The validated answer when the run asked for an ``output_type`` (else None)."""
 
 
-async def run(agent: Agent, message: UserMessage) -> RunResult:
+@runtime_checkable
+class RequestOverridable(Protocol):
+    """An agent whose requests can take per-run settings and tools (``AgentLoop``)."""
+
+    def request_overrides(
+        self, settings: ModelSettings | None = None, tools: Sequence[Tool] = ()
+    ) -> AbstractContextManager[None]: ...
+
+
+@overload
+async def run(
+    agent: Agent,
+    message: UserMessage,
+    *,
+    settings: ModelSettings | None = None,
+    output_type: None = None,
+) -> RunResult: ...
+
+
+@overload
+async def run(
+    agent: Agent,
+    message: UserMessage,
+    *,
+    settings: ModelSettings | None = None,
+    output_type: type[ModelT],
+    output_retries: int = DEFAULT_OUTPUT_RETRIES,
+) -> RunResult[ModelT]: ...
+
+
+async def run(
+    agent: Agent,
+    message: UserMessage,
+    *,
+    settings: ModelSettings | None = None,
+    output_type: type[BaseModel] | None = None,
+    output_retries: int = DEFAULT_OUTPUT_RETRIES,
+) -> RunResult[Any]:
     """Send ``message`` as a followup, wait until ``agent`` is idle, and summarize the
-    events logged in between. ``message`` is a created message, not bare text."""
+    events logged in between. ``message`` is a created message, not bare text.
+
+    ``settings`` override the loop's model settings for this run's requests. With
+    ``output_type`` (a Pydantic model) the model is offered a ``final_result`` tool
+    taking that model's schema; ``RunResult.output`` is the validated answer, and
+    after ``output_retries`` failed attempts :class:`OutputValidationError` is raised.
+    Both need an idle agent that supports request overrides (``AgentLoop``)."""
     if isinstance(message, str):
         raise TypeError(
             f"run() sends a UserMessage, not text: create one with "
             f"create_user_message(content={_preview(message)!r}, source={{'kind': 'user'}})"
         )
+    collector = (
+        None if output_type is None else OutputCollector(output_type, retries=output_retries)
+    )
     start = agent.session.seq
-    agent.followup(message)
-    await agent.when_idle()
+    with _overrides(agent, settings, collector):
+        agent.followup(message)
+        await agent.when_idle()
+        while collector is not None and collector.output is None:
+            if _finish_reason(agent.session.events[start:]) != "completed":
+                break
+            reminder = collector.missing()
+            if reminder is None:
+                break
+            agent.followup(reminder)
+            await agent.when_idle()
     events = tuple(agent.session.events[start:])
     return RunResult(
         final_response=_final_response(events),
         finish_reason=_finish_reason(events),
         events=events,
+        output=None if collector is None else collector.result(),
     )
+
+
+def _overrides(
+    agent: Agent, settings: ModelSettings | None, collector: OutputCollector[Any] | None
+) -> AbstractContextManager[None]:
+    if settings is None and collector is None:
+        return nullcontext()
+    if not isinstance(agent, RequestOverridable):
+        raise TypeError(
+            f"{type(agent).__name__} takes no per-run settings or output_type (AgentLoop does)"
+        )
+    return agent.request_overrides(settings, () if collector is None else (collector.tool,))
 
 
 def _preview(text: str, width: int = 40) -> str:

@@ -85,7 +85,6 @@ class StepRunner:
         self._session = session
         self._notify = notify
         self._adapter = adapter
-        self._tools = tools
         self._header = header
         self._inbox = inbox
         self._checkpoint = checkpoint
@@ -94,6 +93,22 @@ class StepRunner:
         self._tool_runner = ToolRunner(
             session=session, tools=tools, inbox=inbox, checkpoint=checkpoint, deps=deps
         )
+
+    @property
+    def header(self) -> RequestHeader:
+        """The header the next request goes out with."""
+        return self._header
+
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        """The tools the next step's calls may use."""
+        return self._tool_runner.tools
+
+    def configure(self, header: RequestHeader, tools: Mapping[str, Tool]) -> None:
+        """Use ``header`` and ``tools`` from the next request on (a differing header is
+        logged as a ``change`` before that request)."""
+        self._header = header
+        self._tool_runner.tools = tools
 
     @property
     def tool_tasks(self) -> frozenset[asyncio.Task[object]]:
@@ -181,10 +196,9 @@ class StepRunner:
             source_event_seqs=tuple(chunk_seqs),
         )
         calls = [block for block in message.content if isinstance(block, ToolCallBlock)]
-        if calls:
-            await self._tool_runner.run(scope, turn, step, calls)
+        concluded = bool(calls) and await self._tool_runner.run(scope, turn, step, calls)
         scope.check()
-        if calls:
+        if calls and not concluded:
             return None
         return _MAX_TOKENS if isinstance(finish, MaxTokensFinish) else _COMPLETED
 

@@ -59,7 +59,8 @@ class ToolRunner:
         if max_parallel < 1:
             raise ValueError(f"max_parallel must be at least 1, not {max_parallel}")
         self._session = session
-        self._tools = tools
+        self.tools = tools
+        """The tools calls are looked up in (swapped between steps by overrides)."""
         self._inbox = inbox
         self._checkpoint = checkpoint
         self._deps = deps
@@ -69,8 +70,9 @@ class ToolRunner:
 
     async def run(
         self, scope: CancelScope, turn: int, step: int, calls: Sequence[ToolCallBlock]
-    ) -> None:
-        """Run ``calls`` (one assistant message's, in model order) and commit them."""
+    ) -> bool:
+        """Run ``calls`` (one assistant message's, in model order) and commit them;
+        True when a committed result concludes the turn."""
         batch = _Batch(self, scope, turn, step, calls)
         try:
             while batch.committed < len(calls):
@@ -79,6 +81,7 @@ class ToolRunner:
             await batch.drain()
             batch.answer_rest(_not_started(error))
             raise
+        return batch.concluded
 
     def _group_end(self, calls: Sequence[ToolCallBlock], start: int) -> int:
         """The end (exclusive) of the group starting at ``start``."""
@@ -89,7 +92,7 @@ class ToolRunner:
         return end
 
     def _safe(self, call: ToolCallBlock) -> bool:
-        selected = self._tools.get(call.name)
+        selected = self.tools.get(call.name)
         return selected is not None and selected.concurrency_safe
 
 
@@ -115,6 +118,8 @@ class _Batch:
         self._running: dict[asyncio.Task[ToolCallOutcome], int] = {}
         self.committed = 0
         """Calls answered so far (a prefix, in model order)."""
+        self.concluded = False
+        """A committed result concludes the turn."""
 
     async def run_group(self, end: int) -> None:
         """Start the calls up to ``end`` keeping at most ``max_parallel`` in flight,
@@ -151,7 +156,7 @@ class _Batch:
             cancelled=self._scope.cancelled,
             deps=self._runner._deps,
         )
-        task = asyncio.ensure_future(execute_tool_call(self._runner._tools, call, context))
+        task = asyncio.ensure_future(execute_tool_call(self._runner.tools, call, context))
         self._running[task] = index
         self._runner.tasks.add(task)
 
@@ -193,6 +198,7 @@ class _Batch:
             source_event_seqs=(call_seq,),
         )
         self.committed = index + 1
+        self.concluded = self.concluded or outcome.concludes_turn
         for context in outcome.additional_contexts:
             self._runner._inbox.append("next-step", context)
 

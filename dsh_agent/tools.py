@@ -63,6 +63,9 @@ class ToolOutput:
     """Messages that enter the next step right after this result is committed."""
     meta: FrozenJson | None
     """Presentation data logged with the result, not shown to the model."""
+    concludes_turn: bool
+    """No model step follows this step's results: the turn completes (the harness's
+    ``concludesTurn``; e.g. a structured-output tool that received its answer)."""
 
     def __init__(
         self,
@@ -70,6 +73,7 @@ class ToolOutput:
         is_error: bool = False,
         additional_contexts: Iterable[UserMessage] = (),
         meta: object = None,
+        concludes_turn: bool = False,
     ) -> None:
         contexts = tuple(additional_contexts)
         for index, message in enumerate(contexts):
@@ -82,6 +86,7 @@ class ToolOutput:
         object.__setattr__(self, "is_error", bool(is_error))
         object.__setattr__(self, "additional_contexts", contexts)
         object.__setattr__(self, "meta", None if meta is None else freeze_json(meta))
+        object.__setattr__(self, "concludes_turn", bool(concludes_turn))
 
 
 ToolReturn: TypeAlias = str | Sequence[ContentBlock | Mapping[str, Any]] | ToolOutput
@@ -280,6 +285,7 @@ class ToolCallOutcome:
     """The harness-level failure (name and stable code), when the call failed as a call."""
     meta: FrozenJson | None
     additional_contexts: tuple[UserMessage, ...]
+    concludes_turn: bool = False
 
 
 def _failure(text: str, name: str, code: str) -> ToolCallOutcome:
@@ -367,4 +373,5 @@ async def execute_tool_call(
         error=None,
         meta=output.meta,
         additional_contexts=output.additional_contexts,
+        concludes_turn=output.concludes_turn,
     )

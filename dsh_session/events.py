@@ -252,6 +252,8 @@ class RequestConfig(OpenDshModel):
     model: str = Field(min_length=1)
     max_tokens: int | None = optional(ge=1, le=JSON_INT_MAX)
     temperature: float | None = optional(ge=0)
+    top_p: float | None = optional(ge=0, le=1)
+    """Nucleus sampling (``topP``; a dsh field the TypeScript harness keeps as extra)."""
     stop: tuple[str, ...] | None = optional()
     reasoning_effort: str | None = optional()
 

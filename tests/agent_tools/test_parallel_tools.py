@@ -8,12 +8,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from dsh_agent import AgentLoop, Tool, ToolContext, run, tool
-from dsh_llm import TextBlock, create_user_message
+from dsh_llm import TextBlock, UserMessage, create_user_message
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session
 
 
-def ask(text: str) -> object:
+def ask(text: str) -> UserMessage:
     return create_user_message(content=text, source={"kind": "user"})
 
 
@@ -100,7 +100,7 @@ async def test_adjacent_safe_calls_run_together_and_commit_in_model_order() -> N
         safe_tool("c", meeting),
     ]
     agent = make_agent(tools, "a", "b", "c")
-    result = await run(agent, ask("go"))  # type: ignore[arg-type]
+    result = await run(agent, ask("go"))
 
     assert result.final_response == "done"
     assert result_texts(agent.session) == {"c1": "together", "c2": "together", "c3": "together"}
@@ -127,7 +127,7 @@ async def test_an_exclusive_call_is_a_barrier_between_safe_groups() -> None:
 
     tools = [safe_tool("a", meeting), safe_tool("b", meeting), write, safe_tool("c", meeting)]
     agent = make_agent(tools, "a", "b", "write", "c")
-    await run(agent, ask("go"))  # type: ignore[arg-type]
+    await run(agent, ask("go"))
 
     assert seen_running == [0]  # the safe pair had drained before the write started
     assert tool_timeline(agent.session) == [
@@ -161,7 +161,7 @@ async def test_unsafe_calls_run_one_at_a_time() -> None:
     # Each would wait 5 s for the other if run together: shorten by expecting 1.
     meeting.expected = 1
     agent = make_agent([exclusive("a"), exclusive("b")], "a", "b")
-    await run(agent, ask("go"))  # type: ignore[arg-type]
+    await run(agent, ask("go"))
     assert meeting.peak == 1
     assert meeting.log == ["start a", "end a", "start b", "end b"]
     await agent.aclose()
@@ -192,7 +192,7 @@ async def test_cancel_drains_started_safe_calls_and_aborts_the_rest() -> None:
         raise AssertionError("started after a cancel")
 
     agent = make_agent([waiting("a"), waiting("b"), later], "a", "b", "later")
-    agent.followup(ask("go"))  # type: ignore[arg-type]
+    agent.followup(ask("go"))
     await both.wait()
     agent.cancel()
     await agent.when_idle()
@@ -224,7 +224,7 @@ async def test_awaiting_when_idle_inside_a_parallel_tool_is_refused() -> None:
 
     agent = make_agent([waiting_for_idle("a"), waiting_for_idle("b")], "a", "b")
     holder.append(agent)
-    await run(agent, ask("go"))  # type: ignore[arg-type]
+    await run(agent, ask("go"))
     texts = result_texts(agent.session)
     assert "inside its own turn" in texts["c1"]
     assert "inside its own turn" in texts["c2"]
