@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from rich.text import Text
 
 from dsh_agent.commands.chat_script import chat_from_lines
+from dsh_agent.commands.chat_settings import add_settings_arguments, settings_options
 from dsh_agent.commands.chat_terminal import TerminalChat
 from dsh_agent.commands.output import stderr_console
 from dsh_agent.commands.storage import add_store_argument, load_session
@@ -63,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--system", metavar="TEXT", help="a system prompt")
     add_store_argument(parser)
     parser.add_argument("--session", metavar="ID", help="resume this stored session")
+    add_settings_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -122,6 +124,7 @@ async def _chat(args: argparse.Namespace) -> int:
             model=args.model,
             system=args.system,
             store=store,
+            **settings_options(args),
         )
         if sys.stdin.isatty() and sys.stdout.isatty():
             status = await TerminalChat(agent).run()
