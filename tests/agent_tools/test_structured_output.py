@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from dsh_agent import AgentLoop, OutputValidationError, run
+from dsh_agent import AgentLoop, OutputValidationError, SyncAgent, run
 from dsh_agent.requests import diff_requests, reconstruct_requests
 from dsh_llm import UserMessage, create_user_message
 from dsh_llm.testing import Reply, ScriptedAdapter, reply
@@ -131,3 +131,12 @@ async def test_output_type_must_be_a_model_class() -> None:
         await run(agent, ask("x"), output_type=dict)  # type: ignore[type-var]
     assert agent.session.seq == 0
     await agent.aclose()
+
+
+def test_sync_agent_runs_with_an_output_type() -> None:
+    def make() -> AgentLoop:
+        return make_agent(ScriptedAdapter([answer({"name": "Oslo", "population": 700000})]))
+
+    with SyncAgent(make) as chat:
+        result = chat.run(ask("Capital of Norway?"), output_type=City)
+    assert result.output == City(name="Oslo", population=700000)
