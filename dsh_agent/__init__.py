@@ -26,6 +26,7 @@ from dsh_agent.errors import (
 from dsh_agent.failures import TurnFailed
 from dsh_agent.inbox import Inbox
 from dsh_agent.loop import AgentLoop
+from dsh_agent.model_settings import ModelSettings
 from dsh_agent.notifications import (
     AgentStatus,
     AssistantStreamStarted,
@@ -69,6 +70,7 @@ from dsh_agent.streaming.updates import (
     TurnStarted,
     UserMessageEntered,
 )
+from dsh_agent.structured_output import OutputValidationError
 from dsh_agent.tools import (
     Tool,
     ToolArgumentsError,
@@ -111,10 +113,12 @@ __all__ = [
     "MessageDiscarded",
     "MessageQueued",
     "ModelAttempt",
+    "ModelSettings",
     "ModelSummarizer",
     "NothingToRetryError",
     "Notification",
     "NotificationObserver",
+    "OutputValidationError",
     "PendingApproval",
     "PreStep",
     "PreStepDecision",

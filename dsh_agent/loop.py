@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Self
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from dsh_agent.approvals.gate import ApprovalGate, PendingApproval
 from dsh_agent.approvals.policy import ApprovalPolicy
@@ -34,6 +35,7 @@ from dsh_agent.compaction.engine import CompactionResult
 from dsh_agent.compaction.hook import ContextHook
 from dsh_agent.errors import AgentClosedError, AgentError
 from dsh_agent.inbox import Inbox, check_target
+from dsh_agent.model_settings import ModelSettings
 from dsh_agent.notifications import (
     AgentStatus,
     InboxTarget,
@@ -71,6 +73,9 @@ DEFAULT_RETRY = RetryPolicy()
 """Retries are on unless ``retry=None``: 5, from 500 ms to 10 s, 10 % jitter."""
 
 
+DepsT = TypeVar("DepsT")
+
+
 def _index_tools(tools: Iterable[Tool]) -> dict[str, Tool]:
     indexed: dict[str, Tool] = {}
     for offered in tools:
@@ -96,7 +101,7 @@ class AgentLoop:
         provider: str,
         model: str,
         system: str | None = None,
-        tools: Iterable[Tool] = (),
+        tools: Iterable[Tool[DepsT]] = (),
         store: SessionStore | None = None,
         max_tokens: int | None = None,
         check_requests: bool = False,
@@ -104,6 +109,11 @@ class AgentLoop:
         context_window: int | None = None,
         compaction: Compaction | None = None,
         approval: ApprovalPolicy | None = None,
+        deps: DepsT | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        stop: Sequence[str] | None = None,
+        reasoning_effort: str | None = None,
     ) -> None:
         """Build a loop over ``session`` (new, or loaded from a store, whose pending
         inbox is restored). With ``store``, the session is attached to it and flushed
@@ -112,7 +122,12 @@ class AgentLoop:
         model attempts are tried again, logged (``None``: none). ``context_window``
         (default: ``KNOWN_CONTEXT_WINDOWS``) is logged as ``request/context``;
         ``compaction`` keeps the requests below it. ``approval`` asks for approval of
-        more calls than the tools that declare ``requires_approval``."""
+        more calls than the tools that declare ``requires_approval``. ``deps`` reaches
+        every tool as ``ToolContext.deps``; mypy checks it against the
+        ``ToolContext[Deps]`` the tools declare. ``temperature``, ``top_p``, ``stop``
+        and ``reasoning_effort`` (like ``max_tokens``) go into the request header;
+        ``None`` leaves the provider's default. ``run(..., settings=...)`` overrides
+        them for one run."""
         # Every keyword but the session, so that an edit's branch is built alike.
         options = {name: value for name, value in locals().items() if name != "self"}
         del options["session"]
@@ -127,8 +142,15 @@ class AgentLoop:
                     "loop needs a session with no open turn (loading it from a store closes "
                     "it), or one whose turn waits for approval"
                 )
+            settings = ModelSettings(
+                temperature=temperature,
+                top_p=top_p,
+                stop=None if stop is None else tuple(stop),
+                reasoning_effort=reasoning_effort,
+                max_tokens=max_tokens,
+            )
             header = RequestHeader(
-                config=RequestConfig(provider=provider, model=model, max_tokens=max_tokens),
+                config=settings.applied_to(RequestConfig(provider=provider, model=model)),
                 system=system or None,
                 tools=tuple(offered.schema() for offered in tools) or None,
             )
@@ -140,7 +162,7 @@ class AgentLoop:
                 context_window=context_window,
             )
             self._build(
-                session, adapter, indexed, header, store, check_requests, retry, context, gate
+                session, adapter, indexed, header, store, check_requests, retry, context, gate, deps
             )
             self._options: dict[str, Any] = {**options, "tools": tools}
         except BaseException:
@@ -158,6 +180,7 @@ class AgentLoop:
         retry: RetryPolicy | None,
         context: ContextHook,
         gate: ApprovalGate,
+        deps: object,
     ) -> None:
         self._session = session
         self._context = context
@@ -192,6 +215,7 @@ class AgentLoop:
             retry=self._retries,
             context=context,
             approvals=gate,
+            deps=deps,
         )
         self._turns = TurnRunner(
             agent=self,
@@ -326,9 +350,9 @@ class AgentLoop:
             await asyncio.wait((driver,))
 
     def _check_outside_own_turn(self, what: str) -> None:
-        if self._driver is not None and asyncio.current_task() in (
-            self._driver,
-            self._steps.tool_task,
+        current = asyncio.current_task()
+        if self._driver is not None and (
+            current is self._driver or current in self._steps.tool_tasks
         ):
             raise AgentError(
                 f"{what} of agent {self.id!r} was awaited inside its own turn "
@@ -402,6 +426,40 @@ class AgentLoop:
             await self._store.flush(self._session)
         if self._status == "idle" and self._waiting_turn() and not self._approvals.blocked:
             self._resume()
+
+    # --- per-run request overrides ---------------------------------------------------------
+
+    @contextmanager
+    def request_overrides(
+        self, settings: ModelSettings | None = None, tools: Iterable[Tool] = ()
+    ) -> Iterator[None]:
+        """Within the block, requests use ``settings`` over the loop's and offer
+        ``tools`` besides its own (each change logged as a ``request/header``, so the
+        requests stay reconstructable); on leaving, the loop's header comes back for
+        the next request. The agent must be idle on entry: this is how ``run(...,
+        settings=..., output_type=...)`` scopes its options to its own turns."""
+        self._check_open()
+        if self._status != "idle":
+            raise AgentError(
+                f"agent {self.id!r} is {self._status}: request overrides apply from an "
+                "idle agent (wait for when_idle() first)"
+            )
+        base_header, base_tools = self._steps.header, self._steps.tools
+        extra = tuple(tools)
+        merged = _index_tools((*base_tools.values(), *extra))
+        config = (settings or ModelSettings()).applied_to(base_header.config)
+        schemas = (*(base_header.tools or ()), *(t.schema() for t in extra))
+        header = RequestHeader(
+            config=config,
+            adapter_defaults=base_header.adapter_defaults,
+            system=base_header.system,
+            tools=schemas or None,
+        )
+        self._steps.configure(header, merged)
+        try:
+            yield
+        finally:
+            self._steps.configure(base_header, base_tools)
 
     def on_pre_step(self, handler: PreStepHandler) -> Callable[[], None]:
         """Add a pre-step handler (the first added is the outermost). Returns the

@@ -41,6 +41,7 @@ def build_request(header: RequestHeader, messages: Sequence[Message]) -> Generat
         tools=header.tools,
         max_tokens=config.max_tokens,
         temperature=config.temperature,
+        top_p=config.top_p,
         stop=config.stop,
         reasoning_effort=config.reasoning_effort,
     )
@@ -150,6 +151,7 @@ _SCALAR_FIELDS = (
     "system",
     "max_tokens",
     "temperature",
+    "top_p",
     "stop",
     "reasoning_effort",
 )

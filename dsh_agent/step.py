@@ -1,6 +1,6 @@
 """One step of a turn: the entered messages, the request, the model stream (every
-chunk logged as it arrives), the assistant message, then the tool calls it requested,
-one at a time in model order.
+chunk logged as it arrives), the assistant message, then the tool calls it requested
+(:mod:`dsh_agent.tool_runner`: results in model order).
 
 The step is bracketed by ``step/start`` and ``step/end`` whatever happens inside it,
 except when a call waits for approval (:mod:`dsh_agent.approvals`): then the step
@@ -32,10 +32,10 @@ from dsh_agent.requests import (
     reconstruct_request,
 )
 from dsh_agent.retry.scheduler import RetryScheduler
-from dsh_agent.tools import Tool, ToolCallOutcome, ToolContext, execute_tool_call
+from dsh_agent.tool_runner import ToolRunner
+from dsh_agent.tools import Tool
 from dsh_llm.assembler import BlockAssembler
-from dsh_llm.content import TextBlock, ToolCallBlock
-from dsh_llm.create import create_tool_result_message
+from dsh_llm.content import ToolCallBlock
 from dsh_llm.errors import LlmError
 from dsh_llm.failure_codes import INVALID_REQUEST, MALFORMED_RESPONSE, STREAM_CLOSED
 from dsh_llm.messages import UserMessage
@@ -57,9 +57,6 @@ from dsh_session.events import (
     RequestHeader,
     RequestHeaderData,
     StepData,
-    ToolCallData,
-    ToolErrorInfo,
-    ToolResultData,
     TurnEndReason,
 )
 from dsh_session.session import Session
@@ -82,13 +79,6 @@ one runs its first step even with no new input."""
 
 _COMPLETED = CompletedReason()
 _MAX_TOKENS = MaxTokensReason()
-_ABORTED_BEFORE_DISPATCH = ToolCallOutcome(
-    content=(TextBlock(text="Error: tool call aborted before dispatch"),),
-    is_error=True,
-    error=ToolErrorInfo(name="AbortError", code="ABORTED_BEFORE_DISPATCH"),
-    meta=None,
-    additional_contexts=(),
-)
 
 
 class StepRunner:
@@ -108,6 +98,7 @@ class StepRunner:
         retry: RetryScheduler | None,
         context: ContextHook,
         approvals: ApprovalGate,
+        deps: object = None,
     ) -> None:
         self._session = session
         self._retry = retry
@@ -115,14 +106,36 @@ class StepRunner:
         self._approvals = approvals
         self._notify = notify
         self._adapter = adapter
-        self._tools = tools
         self._header = header
         self._inbox = inbox
         self._checkpoint = checkpoint
         self._check_requests = check_requests
         self._header_logged = False
-        self.tool_task: asyncio.Task[ToolCallOutcome] | None = None
-        """The task running the current tool call, if one is running."""
+        self._tool_runner = ToolRunner(
+            session=session, tools=tools, inbox=inbox, checkpoint=checkpoint, deps=deps
+        )
+
+    @property
+    def header(self) -> RequestHeader:
+        """The header the next request goes out with."""
+        return self._header
+
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        """The tools the next step's calls may use."""
+        return self._tool_runner.tools
+
+    def configure(self, header: RequestHeader, tools: Mapping[str, Tool]) -> None:
+        """Use ``header`` and ``tools`` from the next request on (a differing header is
+        logged as a ``change`` before that request)."""
+        self._header = header
+        self._tool_runner.tools = tools
+        self._approvals.tools = tools
+
+    @property
+    def tool_tasks(self) -> frozenset[asyncio.Task[object]]:
+        """The tasks running tool calls right now."""
+        return frozenset(self._tool_runner.tasks)
 
     async def run(
         self,
@@ -162,15 +175,17 @@ class StepRunner:
                 if not await self._retry.wait(scope, turn, step, request.provider, outcome.error):
                     return outcome
 
-    async def resume(self, scope: CancelScope, turn: int, step: int) -> None:
+    async def resume(self, scope: CancelScope, turn: int, step: int) -> TurnEndReason | None:
         """Go on with the tool phase of ``step``, left open waiting for approval
-        (possibly by another process), then close the step. Raises
-        :class:`ApprovalsPending` again while a call is still undecided."""
+        (possibly by another process), then close the step: completed when a result
+        concluded the turn, else None. Raises :class:`ApprovalsPending` again while a
+        call is still undecided."""
         current = open_step(self._session)
         assert current is not None and (current.turn, current.step) == (turn, step)
         with self._closing(turn, step):
-            await self._run_tools(scope, turn, step, current.calls)
+            concluded = await self._run_tools(scope, turn, step, current.calls)
             scope.check()
+        return _COMPLETED if concluded else None
 
     @contextmanager
     def _closing(self, turn: int, step: int) -> Iterator[None]:
@@ -240,10 +255,9 @@ class StepRunner:
             source_event_seqs=tuple(chunk_seqs),
         )
         calls = [block for block in message.content if isinstance(block, ToolCallBlock)]
-        if calls:
-            await self._run_tools(scope, turn, step, calls)
+        concluded = bool(calls) and await self._run_tools(scope, turn, step, calls)
         scope.check()
-        if calls:
+        if calls and not concluded:
             return None
         return _MAX_TOKENS if isinstance(finish, MaxTokensFinish) else _COMPLETED
 
@@ -309,117 +323,32 @@ class StepRunner:
         )
         chunk_seqs.append(event.seq)
 
-    # --- tools -----------------------------------------------------------------------------
-
     async def _run_tools(
         self, scope: CancelScope, turn: int, step: int, calls: Sequence[ToolCallBlock]
-    ) -> None:
-        """Run the calls the approval gate admits, until one waits for a decision
-        (raise :class:`ApprovalsPending`) or all are answered. A cancelled turn or a
-        failing loop withdraws the open asks, and the calls left are answered."""
+    ) -> bool:
+        """Run the calls the approval gate admits through the tool runner, until one
+        waits for a decision (raise :class:`ApprovalsPending`) or all are answered; True
+        when a result concludes the turn. A cancelled turn or a failing loop withdraws
+        the open asks, and the calls left are answered."""
+        concluded = False
         try:
             while True:
                 if scope.cause is not None:
                     admitted, waiting = self._approvals.withdraw(calls), False
                 else:
                     admitted, waiting = self._approvals.admit(turn, step, calls)
-                await self._run_calls(scope, turn, step, admitted)
+                if await self._tool_runner.run(scope, turn, step, admitted):
+                    concluded = True
                 if not waiting:
-                    return
+                    return concluded
                 if not admitted:
                     raise ApprovalsPending
         except ApprovalsPending:
             raise
         except Exception as error:
-            not_started = _not_started(error)
-            for call in self._approvals.withdraw(calls):
-                self._commit_result(turn, step, call, self._log_call(turn, step, call), not_started)
+            left = self._approvals.withdraw(calls)
+            self._tool_runner.answer_not_started(scope, turn, step, left, error)
             raise
-
-    async def _run_calls(
-        self, scope: CancelScope, turn: int, step: int, calls: list[ToolCallBlock]
-    ) -> None:
-        """Run the calls one at a time in model order. Once the turn is cancelled, the
-        calls not yet started are committed as aborted before dispatch. If the loop
-        itself fails (e.g. a flush), the calls left are answered as not started before
-        the failure propagates, so the history stays a valid request."""
-        answered = 0
-        open_call: int | None = None  # seq of a tool/call not answered yet
-        try:
-            for call in calls:
-                open_call = self._log_call(turn, step, call)
-                if scope.cause is None:
-                    await self._checkpoint(scope)
-                if scope.cause is not None:
-                    outcome = _ABORTED_BEFORE_DISPATCH
-                else:
-                    outcome = await self._execute(scope, turn, step, call)
-                self._commit_result(turn, step, call, open_call, outcome)
-                open_call = None
-                answered += 1
-                for context in outcome.additional_contexts:
-                    self._inbox.append("next-step", context)
-        except Exception as error:
-            not_started = _not_started(error)
-            for call in calls[answered:]:
-                call_seq = self._log_call(turn, step, call) if open_call is None else open_call
-                self._commit_result(turn, step, call, call_seq, not_started)
-                open_call = None
-            raise
-
-    def _log_call(self, turn: int, step: int, call: ToolCallBlock) -> int:
-        data = ToolCallData(
-            turn=turn, step=step, call_id=call.id, name=call.name, arguments=call.arguments
-        )
-        return self._session.append("tool/call", data).seq
-
-    async def _execute(
-        self, scope: CancelScope, turn: int, step: int, call: ToolCallBlock
-    ) -> ToolCallOutcome:
-        """Run one call in a task of its own that nobody cancels: if the driver itself
-        is cancelled from outside, the tool is told (``cancelled``) and drained."""
-        context = ToolContext(call_id=call.id, turn=turn, step=step, cancelled=scope.cancelled)
-        running = self.tool_task = asyncio.ensure_future(
-            execute_tool_call(self._tools, call, context)
-        )
-        try:
-            while True:
-                try:
-                    return await asyncio.shield(running)
-                except asyncio.CancelledError:
-                    if running.done():
-                        raise
-                    scope.cancel_from_outside()
-        finally:
-            self.tool_task = None
-
-    def _commit_result(
-        self, turn: int, step: int, call: ToolCallBlock, call_seq: int, outcome: ToolCallOutcome
-    ) -> None:
-        message = create_tool_result_message(
-            call_id=call.id, content=outcome.content, is_error=outcome.is_error
-        )
-        self._session.append(
-            "tool/result",
-            ToolResultData(
-                turn=turn, step=step, message=message, error=outcome.error, meta=outcome.meta
-            ),
-            source_event_seqs=(call_seq,),
-        )
-
-
-def _not_started(error: Exception) -> ToolCallOutcome:
-    text = (
-        f"Error: the tool call was not started because the agent loop failed first "
-        f"({type(error).__name__}: {error}). Retry it if it is still needed."
-    )
-    return ToolCallOutcome(
-        content=(TextBlock(text=text),),
-        is_error=True,
-        error=ToolErrorInfo(name="ToolNotStartedError", code="TOOL_NOT_STARTED"),
-        meta=None,
-        additional_contexts=(),
-    )
 
 
 def _malformed(error: Exception) -> LlmFailure:

@@ -11,17 +11,19 @@ The loop creates the ``ToolResultMessage`` from the outcome when it commits it.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias, get_type_hints, overload
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeAlias, overload
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import ValidationError
+from typing_extensions import TypeVar
 
 from dsh_agent.errors import AgentError
 from dsh_agent.model_json import ModelJsonError, parse_model_json
+from dsh_agent.tool_context import ToolContext as ToolContext
+from dsh_agent.tool_schema import inspect_function
 from dsh_llm.content import (
     ContentBlock,
     ContentBlockAdapter,
@@ -32,7 +34,6 @@ from dsh_llm.content import (
     ToolResultBlock,
 )
 from dsh_llm.frozen_json import FrozenJson, freeze_json
-from dsh_llm.ids import CallId
 from dsh_llm.messages import UserMessage
 from dsh_llm.request import ToolSchema
 from dsh_session.events import ToolErrorInfo
@@ -45,20 +46,6 @@ TOOL_FAILED = "TOOL_FAILED"
 TOOL_CANCELLED = "TOOL_CANCELLED"
 
 _BLOCK_TYPES = (TextBlock, ReasoningBlock, ImageBlock, ToolCallBlock, ToolResultBlock)
-
-
-@dataclass(frozen=True, slots=True)
-class ToolContext:
-    """What a handler may learn about the call it serves, when it declares a second
-    parameter. Cancellation is cooperative: ``cancelled`` is set when the turn is
-    cancelled, and the handler decides whether to stop."""
-
-    call_id: CallId
-    turn: int
-    step: int
-    cancelled: asyncio.Event
-    """Set when the turn is cancelled; a handler that stops because of it gets a
-    ``TOOL_CANCELLED`` result."""
 
 
 ToolContent: TypeAlias = str | Sequence[ContentBlock | Mapping[str, Any]]
@@ -79,6 +66,9 @@ class ToolOutput:
     """Messages that enter the next step right after this result is committed."""
     meta: FrozenJson | None
     """Presentation data logged with the result, not shown to the model."""
+    concludes_turn: bool
+    """No model step follows this step's results: the turn completes (the harness's
+    ``concludesTurn``; e.g. a structured-output tool that received its answer)."""
 
     def __init__(
         self,
@@ -86,6 +76,7 @@ class ToolOutput:
         is_error: bool = False,
         additional_contexts: Iterable[UserMessage] = (),
         meta: object = None,
+        concludes_turn: bool = False,
     ) -> None:
         contexts = tuple(additional_contexts)
         for index, message in enumerate(contexts):
@@ -98,14 +89,20 @@ class ToolOutput:
         object.__setattr__(self, "is_error", bool(is_error))
         object.__setattr__(self, "additional_contexts", contexts)
         object.__setattr__(self, "meta", None if meta is None else freeze_json(meta))
+        object.__setattr__(self, "concludes_turn", bool(concludes_turn))
 
 
 ToolReturn: TypeAlias = str | Sequence[ContentBlock | Mapping[str, Any]] | ToolOutput
 """Anything a handler may return."""
 
+DepsT_contra = TypeVar("DepsT_contra", contravariant=True, default=Any)
+"""The dependencies a tool needs from ``ToolContext.deps`` (``Any``: no requirement)."""
+DepsT = TypeVar("DepsT")
+P = ParamSpec("P")
+
 ToolHandler: TypeAlias = (
     Callable[[dict[str, Any]], Awaitable[ToolReturn]]
-    | Callable[[dict[str, Any], ToolContext], Awaitable[ToolReturn]]
+    | Callable[[dict[str, Any], ToolContext[DepsT_contra]], Awaitable[ToolReturn]]
 )
 """``async def handler(arguments)`` or ``async def handler(arguments, context)``."""
 
@@ -116,18 +113,20 @@ class ToolArgumentsError(AgentError):
 
 
 @dataclass(frozen=True, slots=True)
-class Tool:
+class Tool(Generic[DepsT_contra]):
     """A tool the model may call: ``parameters`` is the JSON Schema of the arguments
     object sent to the model; ``handler`` receives the parsed arguments (a dict) and,
     if it declares a second parameter, a :class:`ToolContext`. A tool that
     ``requires_approval`` runs only once a person approved the call
-    (:mod:`dsh_agent.approvals`)."""
+    (:mod:`dsh_agent.approvals`); a ``concurrency_safe`` tool may run at the same time
+    as the adjacent safe calls of the same step."""
 
     name: str
     description: str
     parameters: Mapping[str, Any]
-    handler: ToolHandler
+    handler: ToolHandler[DepsT_contra]
     requires_approval: bool = False
+    concurrency_safe: bool = False
     _schema: ToolSchema = field(init=False, repr=False, compare=False)
     _wants_context: bool = field(init=False, repr=False, compare=False)
 
@@ -150,7 +149,9 @@ class Tool:
         """The tool as the model sees it (built once, the same value every call)."""
         return self._schema
 
-    async def invoke(self, arguments: dict[str, Any], context: ToolContext) -> ToolReturn:
+    async def invoke(
+        self, arguments: dict[str, Any], context: ToolContext[DepsT_contra]
+    ) -> ToolReturn:
         """Run the handler on parsed arguments; it may raise."""
         if self._wants_context:
             return await self.handler(arguments, context)  # type: ignore[call-arg]
@@ -171,97 +172,101 @@ def _positional_arity(handler: Callable[..., object]) -> int:
     return sum(1 for p in parameters if p.kind in kinds)
 
 
-AsyncFunction: TypeAlias = Callable[..., Awaitable[ToolReturn]]
+class ToolDecorator(Protocol):
+    """What ``@tool(...)`` with options returns: the decorator itself."""
+
+    @overload
+    def __call__(
+        self, fn: Callable[Concatenate[ToolContext[DepsT], P], object], /
+    ) -> Tool[DepsT]: ...
+
+    @overload
+    def __call__(self, fn: Callable[..., object], /) -> Tool[object]: ...
 
 
 @overload
-def tool(fn: AsyncFunction, /) -> Tool: ...
+def tool(fn: Callable[Concatenate[ToolContext[DepsT], P], object], /) -> Tool[DepsT]: ...
+
+
+@overload
+def tool(fn: Callable[..., object], /) -> Tool[object]: ...
 
 
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, requires_approval: bool = False
-) -> Callable[[AsyncFunction], Tool]: ...
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_approval: bool = False,
+    concurrency_safe: bool = False,
+) -> ToolDecorator: ...
 
 
 def tool(
-    fn: AsyncFunction | None = None,
+    fn: Callable[..., object] | None = None,
     /,
     *,
     name: str | None = None,
     description: str | None = None,
     requires_approval: bool = False,
-) -> Tool | Callable[[AsyncFunction], Tool]:
-    """Build a :class:`Tool` from a typed async function: the name is the function's,
-    the description its docstring, the schema comes from its annotations, and the
-    arguments are validated with Pydantic before the body runs. A parameter annotated
-    :class:`ToolContext` receives the call's context instead of an argument. Use as
-    ``@tool`` or ``@tool(name=..., description=..., requires_approval=...)``."""
+    concurrency_safe: bool = False,
+) -> Tool | ToolDecorator:
+    """Build a :class:`Tool` from a typed function: the name is the function's, the
+    description its docstring's prose, the schema comes from its annotations, defaults
+    and ``Field(...)`` specs, with the docstring's argument descriptions (Google, NumPy
+    or Sphinx style). The arguments are validated with Pydantic before the body runs;
+    a plain ``def`` runs in a worker thread so it cannot block the loop. A parameter
+    annotated :class:`ToolContext` (first, for mypy to check ``ToolContext[Deps]``
+    against the loop's ``deps``) receives the call's context. Use as ``@tool`` or
+    ``@tool(name=..., description=..., requires_approval=..., concurrency_safe=...)``."""
 
-    def build(function: AsyncFunction) -> Tool:
-        built = _tool_from_function(function, name=name, description=description)
-        return dataclasses.replace(built, requires_approval=True) if requires_approval else built
+    def build(function: Callable[..., object]) -> Tool:
+        return _tool_from_function(
+            function,
+            name=name,
+            description=description,
+            requires_approval=requires_approval,
+            concurrency_safe=concurrency_safe,
+        )
 
     return build if fn is None else build(fn)
 
 
 def _tool_from_function(
-    function: AsyncFunction, *, name: str | None, description: str | None
+    function: Callable[..., object],
+    *,
+    name: str | None,
+    description: str | None,
+    requires_approval: bool,
+    concurrency_safe: bool,
 ) -> Tool:
-    if not inspect.iscoroutinefunction(function):
-        raise TypeError(f"@tool needs an async function, got {function!r}")
-    tool_name = name or function.__name__
-    try:
-        hints = get_type_hints(function, include_extras=True)
-    except NameError as error:
-        raise TypeError(
-            f"@tool {tool_name!r}: cannot resolve an annotation ({error}); "
-            "define the types it names where the function's module can see them"
-        ) from None
-    fields: dict[str, Any] = {}
-    context_parameter: str | None = None
-    for parameter in inspect.signature(function).parameters.values():
-        if parameter.kind not in (
-            inspect.Parameter.POSITIONAL_OR_KEYWORD,
-            inspect.Parameter.KEYWORD_ONLY,
-        ):
-            raise TypeError(
-                f"@tool {tool_name!r}: parameter {parameter.name!r} must be a plain or "
-                "keyword-only parameter (no *args, **kwargs or positional-only)"
-            )
-        annotation = hints.get(parameter.name, Any)
-        if annotation is ToolContext:
-            context_parameter = parameter.name
-            continue
-        # Fields get neutral names and the parameter name as alias, so a parameter
-        # may be called ``json`` or ``schema`` without shadowing BaseModel attributes.
-        spec = Field(alias=parameter.name)
-        if parameter.default is not inspect.Parameter.empty:
-            spec = Field(parameter.default, alias=parameter.name)
-        fields[f"field_{len(fields)}"] = (annotation, spec)
-    arguments_model: type[BaseModel] = create_model(
-        f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-    )
-    parameters = arguments_model.model_json_schema()
-    parameters.pop("title", None)
-    names = {key: spec.alias for key, (_, spec) in fields.items()}
+    if not callable(function) or inspect.isclass(function):
+        raise TypeError(f"@tool needs a function, got {function!r}")
+    tool_name = name or getattr(function, "__name__", "") or type(function).__name__
+    signature = inspect_function(function, tool_name)
+    context_parameter = signature.context_parameter
+    is_async = inspect.iscoroutinefunction(function)
 
     async def handler(arguments: dict[str, Any], context: ToolContext) -> ToolReturn:
         try:
-            parsed = arguments_model.model_validate(arguments)
+            values = signature.arguments(arguments)
         except ValidationError as error:
             raise ToolArgumentsError(_describe_validation(tool_name, error)) from None
-        values: dict[str, Any] = {name: getattr(parsed, key) for key, name in names.items()}
         if context_parameter is not None:
             values[context_parameter] = context
-        return await function(**values)
+        if is_async:
+            returned: Any = await function(**values)  # type: ignore[misc]
+        else:
+            returned = await asyncio.to_thread(function, **values)
+        return returned  # type: ignore[no-any-return]
 
-    doc = inspect.getdoc(function) or ""
     return Tool(
         name=tool_name,
-        description=doc if description is None else description,
-        parameters=parameters,
+        description=signature.description if description is None else description,
+        parameters=signature.parameters,
         handler=handler,
+        requires_approval=requires_approval,
+        concurrency_safe=concurrency_safe,
     )
 
 
@@ -297,6 +302,7 @@ class ToolCallOutcome:
     """The harness-level failure (name and stable code), when the call failed as a call."""
     meta: FrozenJson | None
     additional_contexts: tuple[UserMessage, ...]
+    concludes_turn: bool = False
 
 
 def _failure(text: str, name: str, code: str) -> ToolCallOutcome:
@@ -385,4 +391,5 @@ async def execute_tool_call(
         error=None,
         meta=output.meta,
         additional_contexts=output.additional_contexts,
+        concludes_turn=output.concludes_turn,
     )

@@ -106,7 +106,7 @@ class TurnRunner:
         ending: TurnEndReason | None = None  # how the previous step would end the turn
         try:
             if resume_step is not None:
-                await self._steps.resume(scope, turn, resume_step)
+                ending = await self._steps.resume(scope, turn, resume_step)
             while True:
                 step += 1
                 if step > 1:

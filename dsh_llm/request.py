@@ -36,6 +36,7 @@ class GenerateRequest(DshModel):
     tools: tuple[ToolSchema, ...] | None = optional()
     max_tokens: int | None = optional(ge=1, le=JSON_INT_MAX)
     temperature: float | None = optional(ge=0)
+    top_p: float | None = optional(ge=0, le=1)
     stop: tuple[str, ...] | None = optional()
     reasoning_effort: str | None = optional()
 

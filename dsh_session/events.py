@@ -11,7 +11,7 @@ dropping a required event would corrupt replay).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, Self, TypeAlias, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypeAlias, get_args
 
 from pydantic import Discriminator, Field, Tag, TypeAdapter, field_validator
 
@@ -252,6 +252,8 @@ class RequestConfig(OpenDshModel):
     model: str = Field(min_length=1)
     max_tokens: int | None = optional(ge=1, le=JSON_INT_MAX)
     temperature: float | None = optional(ge=0)
+    top_p: float | None = optional(ge=0, le=1)
+    """Nucleus sampling (``topP``; a dsh field the TypeScript harness keeps as extra)."""
     stop: tuple[str, ...] | None = optional()
     reasoning_effort: str | None = optional()
 
@@ -530,7 +532,12 @@ class UnknownEvent(_PlainEvent):
     """An event of a type this version does not know, kept because it is marked
     ``ignorable: true``; its data is kept as frozen JSON."""
 
-    type: str = Field(min_length=1, json_schema_extra={"not": {"enum": [*sorted(EVENT_TYPES)]}})
+    if TYPE_CHECKING:
+        # Any type outside the vocabulary at run time; a placeholder literal for type
+        # checkers, so ``event.type == "tool/result"`` narrows a LogEvent to its class.
+        type: Literal["(unknown)"]
+    else:
+        type: str = Field(min_length=1, json_schema_extra={"not": {"enum": [*sorted(EVENT_TYPES)]}})
     data: FrozenJson
     ignorable: Literal[True]
 
@@ -569,6 +576,35 @@ KnownEvent: TypeAlias = Annotated[
     Field(discriminator="type"),
 ]
 """Any event of a known type, tagged on ``type``."""
+
+LogEvent: TypeAlias = (
+    TurnStartEvent
+    | TurnEndEvent
+    | StepStartEvent
+    | StepEndEvent
+    | UserMessageEvent
+    | AssistantChunkEvent
+    | AssistantMessageEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | RequestHeaderEvent
+    | InboxSplicedEvent
+    | RequestContextEvent
+    | EndSeedEvent
+    | CompactionStartEvent
+    | CompactionSummaryEvent
+    | CompactionPruneEvent
+    | CompactionEndEvent
+    | LlmRetryEvent
+    | LlmRetryStartedEvent
+    | ApprovalAskedEvent
+    | ApprovalDecidedEvent
+    | ApprovalPolicyEvent
+    | ForeignEvent
+    | UnknownEvent
+)
+"""Any event a log holds, as a plain union for type checkers: ``session.events`` items
+narrow on ``event.type == "..."`` (or ``match``/``isinstance``) to their class."""
 
 AnySessionEvent: TypeAlias = Annotated[KnownEvent | UnknownEvent, Field(union_mode="left_to_right")]
 """Any event this version can hold: a known type, or an ignorable unknown one."""

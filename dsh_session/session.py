@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
@@ -21,6 +21,7 @@ from dsh_session.errors import SessionCorruptError, SessionValidationError
 from dsh_session.events import (
     EVENT_CLASSES,
     SURFACE_TYPES,
+    LogEvent,
     RequestHeader,
     SessionEvent,
     SurfaceOp,
@@ -28,6 +29,9 @@ from dsh_session.events import (
 from dsh_session.header import SessionHeader, SessionId, new_session_id, now_ms
 from dsh_session.log_state import LogState
 from dsh_session.surface_view import SurfaceView
+
+if TYPE_CHECKING:
+    from dsh_session.typed_append import TypedAppend
 
 logger = logging.getLogger("dsh_session")
 
@@ -131,6 +135,12 @@ class Session:
         return self._view
 
     @property
+    def typed_events(self) -> Sequence[LogEvent]:
+        """:attr:`events` (the same view, no copy) typed as the union of event classes,
+        so items narrow on ``event.type == "tool/result"`` under a type checker."""
+        return cast("Sequence[LogEvent]", self.events)
+
+    @property
     def open_turn(self) -> int | None:
         """The number of the open turn, or ``None`` between turns."""
         return self._state.open_turn
@@ -176,7 +186,7 @@ class Session:
 
     # --- appending --------------------------------------------------------------------
 
-    def append(
+    def _append(
         self,
         type: str,
         data: Any,
@@ -205,6 +215,16 @@ class Session:
         self._events.append(event)
         self._announce(event)
         return event
+
+    if TYPE_CHECKING:
+
+        @property
+        def append(self) -> TypedAppend:
+            """Per-type signatures of :meth:`_append` (see :mod:`dsh_session.typed_append`)."""
+            ...
+
+    else:
+        append = _append
 
     def _build(
         self,

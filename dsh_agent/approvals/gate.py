@@ -63,7 +63,8 @@ class ApprovalGate:
         self, session: Session, tools: Mapping[str, Tool], policy: ApprovalPolicy | None
     ) -> None:
         self._session = session
-        self._tools = tools
+        self.tools = tools
+        """The tools whose ``requires_approval`` is consulted (swapped with the step's)."""
         self._policy = policy
         self._verdicts: dict[str, tuple[bool, str | None]] = {}
         """The policy's answer per call id: asked once per call in this process."""
@@ -134,7 +135,7 @@ class ApprovalGate:
     def _verdict(self, call: ToolCallBlock) -> tuple[bool, str | None]:
         verdict = self._verdicts.get(call.id)
         if verdict is None:
-            tool = self._tools.get(call.name)
+            tool = self.tools.get(call.name)
             verdict = self._verdicts[call.id] = approval_needed(call, tool, self._policy)
         return verdict
 

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from dsh_agent.commands.chat_approvals import load_tools, pending_note
 from dsh_agent.commands.chat_script import chat_from_lines
+from dsh_agent.commands.chat_settings import add_settings_arguments, settings_options
 from dsh_agent.commands.chat_terminal import TerminalChat
 from dsh_agent.commands.output import stderr_console
 from dsh_agent.commands.session_ids import ID_HELP, resolve_session_id
@@ -71,6 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_store_argument(parser)
     parser.add_argument("--session", metavar="ID", help=f"resume a stored session: {ID_HELP}")
+    add_settings_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,6 +134,7 @@ async def _chat(args: argparse.Namespace) -> int:
             system=args.system,
             store=store,
             tools=tools,
+            **settings_options(args),
         )
         waiting = pending_note(agent.pending_approvals)
         if waiting is not None:

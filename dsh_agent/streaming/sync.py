@@ -16,13 +16,17 @@ import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from types import TracebackType
-from typing import Any, Self, TypeAlias, TypeVar
+from typing import Any, Self, TypeAlias, TypeVar, overload
+
+from pydantic import BaseModel
 
 from dsh_agent.agent import Agent
 from dsh_agent.errors import AgentError
-from dsh_agent.run import RunResult, run
+from dsh_agent.model_settings import ModelSettings
+from dsh_agent.run import ModelT, RunResult, run
 from dsh_agent.streaming.stream import UpdateStream
 from dsh_agent.streaming.updates import AgentUpdate
+from dsh_agent.structured_output import DEFAULT_OUTPUT_RETRIES
 from dsh_llm.messages import UserMessage
 
 T = TypeVar("T")
@@ -116,10 +120,41 @@ class SyncAgent:
         """The agent (touch it only through this object, or on its loop)."""
         return self._agent
 
-    def run(self, message: UserMessage) -> RunResult:
-        """Send ``message`` and wait until the agent is idle."""
+    @overload
+    def run(self, message: UserMessage, *, settings: ModelSettings | None = None) -> RunResult: ...
+
+    @overload
+    def run(
+        self,
+        message: UserMessage,
+        *,
+        settings: ModelSettings | None = None,
+        output_type: type[ModelT],
+        output_retries: int = DEFAULT_OUTPUT_RETRIES,
+    ) -> RunResult[ModelT]: ...
+
+    def run(
+        self,
+        message: UserMessage,
+        *,
+        settings: ModelSettings | None = None,
+        output_type: type[BaseModel] | None = None,
+        output_retries: int = DEFAULT_OUTPUT_RETRIES,
+    ) -> RunResult[Any]:
+        """Send ``message`` and wait until the agent is idle; ``settings`` and
+        ``output_type`` as for :func:`~dsh_agent.run`."""
         self._check_open()
-        return self._call(run(self._agent, message))
+        if output_type is None:
+            return self._call(run(self._agent, message, settings=settings))
+        return self._call(
+            run(
+                self._agent,
+                message,
+                settings=settings,
+                output_type=output_type,
+                output_retries=output_retries,
+            )
+        )
 
     def stream(self, message: UserMessage) -> Iterator[AgentUpdate]:
         """Send ``message`` and yield its updates until idle, each as it happens.

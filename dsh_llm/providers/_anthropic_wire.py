@@ -85,6 +85,8 @@ def messages_body(
         ]
     if request.temperature is not None:
         options["temperature"] = request.temperature
+    if request.top_p is not None:
+        options["top_p"] = request.top_p
     if request.stop:
         options["stop_sequences"] = list(request.stop)
     if thinking is not None:

@@ -70,6 +70,8 @@ def chat_body(request: GenerateRequest, *, max_tokens_field: MaxTokensField) -> 
         options[max_tokens_field] = request.max_tokens
     if request.temperature is not None:
         options["temperature"] = request.temperature
+    if request.top_p is not None:
+        options["top_p"] = request.top_p
     if request.stop:
         options["stop"] = list(request.stop)
     if request.reasoning_effort is not None:

@@ -26,8 +26,11 @@ def _announce(line: str) -> None:
 
 
 async def main(backend: str, location: Path, where: str) -> None:
+    # Plain JSONL lines, so the parent can find the replace's line and cut inside it.
     store: SessionStore = (
-        SqliteSessionStore(location) if backend == "sqlite" else JsonlSessionStore(location)
+        SqliteSessionStore(location)
+        if backend == "sqlite"
+        else JsonlSessionStore(location, compression="none")
     )
     calls = 0
 

@@ -76,7 +76,7 @@ async def test_run_with_bare_text_says_how_to_create_the_message(
 ) -> None:
     agent = make_agent(ScriptedAdapter(["unused"]))
     with pytest.raises(TypeError, match="create_user_message") as raised:
-        await run(agent, "hello")  # type: ignore[arg-type]
+        await run(agent, "hello")  # type: ignore[call-overload]
     assert "freeze_message" not in str(raised.value)
     assert "content='hello'" in str(raised.value)
     assert agent.session.seq == 0

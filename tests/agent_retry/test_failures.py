@@ -21,6 +21,7 @@ from dsh_agent import (
     tool,
 )
 from dsh_llm import create_user_message
+from dsh_llm.messages import UserMessage
 from dsh_llm.request import GenerateRequest
 from dsh_llm.stream import LlmFailure, StreamChunk
 from dsh_llm.testing import ScriptedAdapter, reply
@@ -44,7 +45,7 @@ def _agent(adapter: object, **options: object) -> AgentLoop:
     )
 
 
-def _prompt() -> object:
+def _prompt() -> UserMessage:
     return create_user_message(content="go", source={"kind": "user"})
 
 
@@ -64,7 +65,7 @@ async def test_an_adapter_exception_is_logged_with_its_traceback_and_kept_in_the
     agent = _agent(_ExplodingAdapter())
 
     with pytest.raises(TurnFailed) as raised:
-        await run(agent, _prompt())  # type: ignore[arg-type]
+        await run(agent, _prompt())
 
     assert raised.value.failure.message == "RuntimeError: the adapter has a bug"
     assert raised.value.result.failure == raised.value.failure
@@ -82,7 +83,7 @@ async def test_a_tool_exception_is_logged_with_its_traceback_and_the_turn_goes_o
     adapter = ScriptedAdapter([reply(tool_calls=[{"name": "explode"}]), "recovered"])
     agent = _agent(adapter, tools=[explode])
 
-    result = await run(agent, _prompt())  # type: ignore[arg-type]
+    result = await run(agent, _prompt())
 
     assert result.final_response == "recovered" and result.failure is None
     [outcome] = [e for e in result.events if isinstance(e, ToolResultEvent)]
@@ -100,7 +101,7 @@ async def test_a_pre_step_exception_is_logged_and_ends_the_turn_in_error(
 
     agent.on_pre_step(broken)
 
-    result = await run(agent, _prompt(), raise_on_error=False)  # type: ignore[arg-type]
+    result = await run(agent, _prompt(), raise_on_error=False)
 
     assert result.failure is not None and result.failure.code == "UNKNOWN"
     assert "handler state" in result.failure.message
@@ -114,14 +115,14 @@ async def test_blocked_and_aborted_turns_are_outcomes_not_errors() -> None:
         return Reject()
 
     blocked.on_pre_step(refuse)
-    result = await run(blocked, _prompt())  # type: ignore[arg-type]
+    result = await run(blocked, _prompt())
     assert (result.finish_reason, result.failure) == ("blocked", None)
 
     aborted = _agent(ScriptedAdapter(["never"], delay=60))
     aborted.subscribe(
         lambda note: aborted.cancel("user") if isinstance(note, AssistantStreamStarted) else None
     )
-    result = await run(aborted, _prompt())  # type: ignore[arg-type]
+    result = await run(aborted, _prompt())
     assert (result.finish_reason, result.failure) == ("aborted", None)
 
 
@@ -129,6 +130,6 @@ async def test_the_failure_is_that_of_the_last_turn_of_the_interval() -> None:
     failure = LlmFailure(message="quota", code="QUOTA", status=429)
     agent = _agent(ScriptedAdapter([failure]))
 
-    result = await run(agent, _prompt(), raise_on_error=False)  # type: ignore[arg-type]
+    result = await run(agent, _prompt(), raise_on_error=False)
 
     assert result.failure == failure and result.finish_reason == "error"

@@ -226,3 +226,27 @@ def test_a_second_chat_on_a_session_in_use_refuses_in_one_line(
             first.wait()
     contents = [message["content"] for message in server.requests[-1]["messages"]]
     assert contents == ["first", "You said: first", "still mine"]
+
+
+def test_model_setting_flags_reach_the_request(dsh: Dsh, server: FakeOpenAIServer) -> None:
+    _, notes, status = chat(
+        dsh,
+        server,
+        "hello there\n",
+        "--temperature",
+        "0.3",
+        "--top-p",
+        "0.8",
+        "--max-tokens",
+        "64",
+        "--reasoning-effort",
+        "low",
+        "--stop",
+        "END",
+        "--stop",
+        "STOP",
+    )
+    assert status == 0, notes
+    [request] = server.requests
+    assert (request["temperature"], request["top_p"], request["max_tokens"]) == (0.3, 0.8, 64)
+    assert (request["reasoning_effort"], request["stop"]) == ("low", ["END", "STOP"])

@@ -63,4 +63,4 @@ def test_a_turn_aborted_for_a_legacy_cause_ends_the_turn() -> None:
     end = session.append(
         "turn/end", {"turn": 1, "reason": {"kind": "aborted", "reason": {"kind": "legacy"}}}
     )
-    assert end.data.reason.reason.kind == "legacy"
+    assert end.data.reason.reason.kind == "legacy"  # type: ignore[union-attr]

@@ -182,6 +182,7 @@ async def test_request_carries_system_tools_and_options(stub: StubServer) -> Non
                 system="Be brief.",
                 tools=(ToolSchema(name="weather", description="Weather", parameters=schema),),
                 temperature=1.0,
+                top_p=0.95,
                 stop=("END",),
             )
         )
@@ -197,6 +198,7 @@ async def test_request_carries_system_tools_and_options(stub: StubServer) -> Non
         "system": "Be brief.\n\nAnswer in French.",
         "tools": [{"name": "weather", "description": "Weather", "input_schema": schema}],
         "temperature": 1.0,
+        "top_p": 0.95,
         "stop_sequences": ["END"],
         "thinking": THINKING,
     }

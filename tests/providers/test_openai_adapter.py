@@ -106,6 +106,7 @@ async def test_request_carries_system_prompt_options_and_tools(stub: StubServer)
                 tools=(tool,),
                 max_tokens=256,
                 temperature=0.2,
+                top_p=0.9,
                 stop=("END",),
                 reasoning_effort="high",
             )
@@ -135,6 +136,7 @@ async def test_request_carries_system_prompt_options_and_tools(stub: StubServer)
         ],
         "max_tokens": 256,
         "temperature": 0.2,
+        "top_p": 0.9,
         "stop": ["END"],
         "reasoning_effort": "high",
     }

@@ -88,7 +88,7 @@ BAD_APPENDS: dict[str, tuple[BadAppend, str]] = {
         "surfaceOp.replace.extra",
     ),
     "unknown surface op": (
-        lambda s: s.session.append("user/message", user(), surface_op="prepend"),  # type: ignore[arg-type]
+        lambda s: s.session.append("user/message", user(), surface_op="prepend"),  # type: ignore[call-overload]
         "surfaceOp",
     ),
     "negative seq cited": (
