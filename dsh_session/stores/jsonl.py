@@ -217,7 +217,7 @@ class JsonlSessionStore(SessionStore):
     def _delete_log(self, session_id: SessionId) -> None:
         """Rename the log out of the session's name first, then remove what is left
         (``_removal.py``); the flat file or the harness folder, whichever holds it."""
-        flat = self.path_of(session_id)
+        flat = self._flat_path(session_id)
         folder = find_harness_folder(self.directory, session_id)
         try:
             mode: int | None = os.lstat(flat).st_mode

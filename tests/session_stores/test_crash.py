@@ -137,6 +137,7 @@ async def test_sigkill_never_loses_a_flushed_event(backend: str, tmp_path: Path)
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # 200 kills of a process that starts each time: minutes, not seconds
 @pytest.mark.parametrize("backend", ["sqlite", "jsonl"])
 async def test_sigkill_soak(backend: str, tmp_path: Path) -> None:
     seed = int(os.environ.get("DSH_CRASH_SEED", "0")) or random.randrange(1 << 30)

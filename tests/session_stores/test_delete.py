@@ -223,15 +223,15 @@ async def test_a_jsonl_delete_crashing_after_the_rename_leaves_no_session(
 
 
 async def test_a_jsonl_delete_takes_the_torn_tail_sidecars_too(tmp_path: Path) -> None:
-    async with JsonlSessionStore(tmp_path) as store:
+    async with JsonlSessionStore(tmp_path, compression="none") as store:
         session = await store_completed_turn(store)
-    log = tmp_path / f"{session.id}.jsonl"
+        log = store.path_of(session.id)
     with log.open("ab") as file:
         file.write(b'{"seq": 99, "ty')  # a torn last line
     async with JsonlSessionStore(tmp_path) as store:
         loaded = await store.load(session.id)
         assert store.load_report(loaded).torn_tail is not None
-    assert len(list(tmp_path.glob(f"{session.id}.jsonl.torn-*"))) == 1
+    assert len(list(log.parent.glob(f"{log.name}.torn-*"))) == 1
 
     async with JsonlSessionStore(tmp_path) as store:
         await store.delete(session.id)

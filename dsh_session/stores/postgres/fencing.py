@@ -241,3 +241,20 @@ def release(connection: Connection, token: int, session_ids: Sequence[SessionId]
             (list(session_ids), token),
         )
         connection.execute("COMMIT")
+
+
+def delete(connection: Connection, session_id: SessionId, token: int, where: str) -> None:
+    """Remove a session this token has just claimed, header row and events in one
+    transaction: a crash leaves it whole (owned by a dead token, so free) or gone."""
+    with connection.transaction():
+        removed = connection.execute(
+            "DELETE FROM dsh_sessions WHERE id = %s AND owner_token = %s", (session_id, token)
+        )
+        if removed.rowcount != 1:
+            raise SessionConflictError(
+                f"session {session_id!r} in {where} was taken by another writer before "
+                "it could be deleted; nothing was removed",
+                session_id=session_id,
+                holder=None,
+            )
+        connection.execute("DELETE FROM dsh_events WHERE session_id = %s", (session_id,))

@@ -139,6 +139,16 @@ class PostgresSessionStore(SessionStore):
         except psycopg.Error as error:  # the next claimant finds the token's lock free
             logger.warning("%s: could not release session %r: %s", self, session_id, error)
 
+    def _delete_log(self, session_id: SessionId) -> None:
+        """Claim the session like a load (refused while a live store owns it, which
+        also fences any stale writer), then remove it in one transaction."""
+        self._claim_stored(session_id, take_over=False)
+        try:
+            fencing.delete(self._writer_connection(), session_id, self._token, repr(self))
+        except psycopg.Error as error:
+            raise StoreError(f"{self}: cannot delete session {session_id!r}: {error}") from error
+        self.stats.fsyncs += 1
+
     # --- writing ----------------------------------------------------------------------
 
     def _write_batch(self, batch: Batch) -> None:

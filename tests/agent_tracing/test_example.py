@@ -1,0 +1,32 @@
+"""examples/tracing.py runs as written: one span per turn, model request and tool call,
+each at the seq of the event that opened it, and every id on a span names a logged
+message."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_tracing_example_prints_spans_that_point_into_the_log() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "tracing.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split(" log seq")[0].strip() for line in lines[:-1]] == [
+        "invoke_agent weather-bot",
+        "chat scripted",
+        "execute_tool weather",
+        "chat scripted",
+    ]
+    assert lines[-1] == "span ids in the log: True 3"
