@@ -2,6 +2,9 @@
 
 - ``append`` + ``derive_messages()`` per call at 1k, 10k and 100k events: must stay
   flat (the 100k figure at most 2x the 1k one).
+- ``append`` of an ``assistant/chunk`` event (the commonest in a turn) beside the floor
+  of a hand-written frozen Pydantic model of the same event validated from Python
+  objects (``_append_floor``). Target: at most 1.3x the floor.
 - Durable flush of batches of 10 and 100 events: dsh's SQLite store (WAL,
   ``synchronous=FULL``) beside the raw floor (the same rows, already serialized, one
   ``executemany`` and one commit per batch into a WAL/FULL database) and openai-agents'
@@ -11,7 +14,8 @@
   of the gap is serialization and how much is the store.
 - Loading a 100k-event session (validate, repair check, derive) beside the floor of
   reading the same rows and ``json.loads`` without validation, and openai-agents'
-  ``get_items``. Target: at most 2x the floor.
+  ``get_items``. Targets: at most 2x the floor, and at most 1.5x the floor with the
+  cyclic collector paused (dsh pauses it too while it parses).
 
 Garbage collection: the floors and peers run with the collector on, as in a real
 program. dsh's bulk parse pauses the cyclic collector itself while it builds the
@@ -34,7 +38,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from _harness import Case, Options, Target, compare
+from _append_floor import FloorChunkEvent
+from _harness import CPU_CLOCK, Case, Options, Target, compare
 from agents import SQLiteSession
 
 from dsh_llm import (
@@ -162,6 +167,48 @@ def _append_and_derive(session: Session, prompts: Iterator[UserMessage]) -> Call
         return session.derive_messages()
 
     return call
+
+
+def _append_chunk_case(options: Options) -> Case:
+    session = Session.create()
+    appender = _appender(session)
+    for _ in islice(appender, 1_000):
+        pass
+    while session.open_step is None:  # chunks are logged inside a step
+        next(appender)
+    turn, step = session.last_turn, session.open_step
+    floor_seq = iter(range(10**9))
+
+    def chunk() -> dict[str, Any]:
+        return {"type": "text-delta", "index": 0, "text": "token "}
+
+    def dsh() -> object:
+        return session.append("assistant/chunk", {"turn": turn, "step": step, "chunk": chunk()})
+
+    def floor() -> object:
+        fields = {
+            "type": "assistant/chunk",
+            "seq": next(floor_seq),
+            "time": time.time_ns() // 1_000_000,
+            "data": {"turn": turn, "step": step, "chunk": chunk()},
+        }
+        return FloorChunkEvent.model_validate(fields)
+
+    values = compare(
+        {"dsh Session.append": dsh, "floor frozen Pydantic model": floor},
+        number=1_000,
+        repeats=options.repeats(9),
+        clock=CPU_CLOCK,
+    )
+    return Case(
+        SUITE,
+        "append one assistant/chunk event (validate, check, commit)",
+        "s",
+        values,
+        targets=(Target("floor frozen Pydantic model", 1.3, subject="dsh Session.append"),),
+        notes="per event; the floor validates the same event from Python objects, no log",
+        clock="cpu",
+    )
 
 
 # --- durable flush throughput --------------------------------------------------------
@@ -416,7 +463,10 @@ def _load_cases_in(runner: asyncio.Runner, options: Options, directory: Path) ->
             f"{name}, SQLite",
             "s",
             sqlite_values,
-            targets=(Target("floor SELECT + json.loads", 2.0, subject="dsh SqliteSessionStore"),),
+            targets=(
+                Target("floor SELECT + json.loads", 2.0, subject="dsh SqliteSessionStore"),
+                Target("floor, gc paused", 1.5, subject="dsh SqliteSessionStore"),
+            ),
             notes=notes,
         ),
         Case(
@@ -424,7 +474,10 @@ def _load_cases_in(runner: asyncio.Runner, options: Options, directory: Path) ->
             f"{name}, JSONL",
             "s",
             jsonl_values,
-            targets=(Target("floor read + json.loads", 2.0, subject="dsh JsonlSessionStore"),),
+            targets=(
+                Target("floor read + json.loads", 2.0, subject="dsh JsonlSessionStore"),
+                Target("floor, gc paused", 1.5, subject="dsh JsonlSessionStore"),
+            ),
             notes=notes,
         ),
     ]
@@ -447,6 +500,7 @@ def run(options: Options) -> list[Case]:
         directory = Path(folder)
         return [
             _append_derive_case(options),
+            _append_chunk_case(options),
             *asyncio.run(_flush_cases(options, directory)),
             *_load_cases(options, directory),
         ]

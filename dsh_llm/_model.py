@@ -10,7 +10,9 @@ non-finite floats, in every field of every dsh model.
 
 from __future__ import annotations
 
+import operator
 import sys
+from functools import partial
 from typing import TYPE_CHECKING, Any, NoReturn, Self, cast
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
@@ -22,8 +24,9 @@ from dsh_llm.frozen_json import FrozenDict, FrozenJson, frozen_copy
 _NO_EXTRAS = frozen_copy({})
 
 
-def _is_none(value: object) -> bool:
-    return value is None
+_is_none = partial(operator.is_, None)
+"""``value is None`` as a C callable: pydantic-core calls it for every optional field
+of every value it dumps, and a Python function there cost about twice as much."""
 
 
 def optional(**constraints: Any) -> Any:

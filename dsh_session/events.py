@@ -395,8 +395,9 @@ class _SurfaceEvent(SessionEvent):
 class _PlainEvent(SessionEvent):
     """An event that is not on the surface; it carries no surface fields."""
 
-    source_event_seqs: None = optional()
-    surface_op: None = optional()
+    # Always None, so never dumped: excluded outright rather than tested per dump.
+    source_event_seqs: None = Field(default=None, exclude=True)
+    surface_op: None = Field(default=None, exclude=True)
 
     @field_validator("source_event_seqs", "surface_op", mode="before")
     @classmethod

@@ -1,0 +1,46 @@
+"""The floor for ``Session.append``: a hand-written frozen Pydantic model of an
+``assistant/chunk`` event (the commonest event of a turn), validated from Python
+objects.
+
+It checks what dsh's event model checks of that payload (the tagged chunk union,
+non-negative indices, turn and step from 1) and nothing of the log (no seq or time
+rules, no state machine, no observers), so ``append`` over this floor is the price of
+the log's guarantees plus dsh's shared model conventions.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class _TextDelta(_Frozen):
+    type: Literal["text-delta"]
+    index: Annotated[int, Field(ge=0)]
+    text: str
+
+
+class _ReasoningDelta(_Frozen):
+    type: Literal["reasoning-delta"]
+    index: Annotated[int, Field(ge=0)]
+    text: str
+
+
+class _ChunkData(_Frozen):
+    turn: Annotated[int, Field(ge=1)]
+    step: Annotated[int, Field(ge=1)]
+    chunk: Annotated[_TextDelta | _ReasoningDelta, Field(discriminator="type")]
+
+
+class FloorChunkEvent(_Frozen):
+    """``{"type", "seq", "time", "data"}`` of one ``assistant/chunk`` event."""
+
+    type: Literal["assistant/chunk"]
+    seq: Annotated[int, Field(ge=0)]
+    time: Annotated[int, Field(ge=0)]
+    data: _ChunkData
