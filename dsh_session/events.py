@@ -550,35 +550,7 @@ class UnknownEvent(_PlainEvent):
         return value
 
 
-KnownEvent: TypeAlias = Annotated[
-    TurnStartEvent
-    | TurnEndEvent
-    | StepStartEvent
-    | StepEndEvent
-    | UserMessageEvent
-    | AssistantChunkEvent
-    | AssistantMessageEvent
-    | ToolCallEvent
-    | ToolResultEvent
-    | RequestHeaderEvent
-    | InboxSplicedEvent
-    | RequestContextEvent
-    | EndSeedEvent
-    | CompactionStartEvent
-    | CompactionSummaryEvent
-    | CompactionPruneEvent
-    | CompactionEndEvent
-    | LlmRetryEvent
-    | LlmRetryStartedEvent
-    | ApprovalAskedEvent
-    | ApprovalDecidedEvent
-    | ApprovalPolicyEvent
-    | ForeignEvent,
-    Field(discriminator="type"),
-]
-"""Any event of a known type, tagged on ``type``."""
-
-LogEvent: TypeAlias = (
+_KnownEventClasses: TypeAlias = (
     TurnStartEvent
     | TurnEndEvent
     | StepStartEvent
@@ -602,8 +574,12 @@ LogEvent: TypeAlias = (
     | ApprovalDecidedEvent
     | ApprovalPolicyEvent
     | ForeignEvent
-    | UnknownEvent
 )
+
+KnownEvent: TypeAlias = Annotated[_KnownEventClasses, Field(discriminator="type")]
+"""Any event of a known type, tagged on ``type``."""
+
+LogEvent: TypeAlias = _KnownEventClasses | UnknownEvent
 """Any event a log holds, as a plain union for type checkers: ``session.events`` items
 narrow on ``event.type == "..."`` (or ``match``/``isinstance``) to their class."""
 
@@ -613,29 +589,8 @@ AnySessionEvent: TypeAlias = Annotated[KnownEvent | UnknownEvent, Field(union_mo
 SessionEventAdapter: TypeAdapter[AnySessionEvent] = TypeAdapter(AnySessionEvent)
 """Validates (from Python or JSON) and dumps one event of any type."""
 
-_TYPED_CLASSES: tuple[type[SessionEvent], ...] = (
-    TurnStartEvent,
-    TurnEndEvent,
-    StepStartEvent,
-    StepEndEvent,
-    UserMessageEvent,
-    AssistantChunkEvent,
-    AssistantMessageEvent,
-    ToolCallEvent,
-    ToolResultEvent,
-    RequestHeaderEvent,
-    InboxSplicedEvent,
-    RequestContextEvent,
-    EndSeedEvent,
-    CompactionStartEvent,
-    CompactionSummaryEvent,
-    CompactionPruneEvent,
-    CompactionEndEvent,
-    LlmRetryEvent,
-    LlmRetryStartedEvent,
-    ApprovalAskedEvent,
-    ApprovalDecidedEvent,
-    ApprovalPolicyEvent,
+_TYPED_CLASSES: tuple[type[SessionEvent], ...] = tuple(
+    cls for cls in get_args(_KnownEventClasses) if cls is not ForeignEvent
 )
 EVENT_CLASSES: dict[str, type[SessionEvent]] = {
     **{cls.model_fields["type"].default: cls for cls in _TYPED_CLASSES},

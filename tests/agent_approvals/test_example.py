@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "approvals.py"
+from example_scripts import EXAMPLES, ROOT, run_example
+
+EXAMPLE = EXAMPLES / "approvals.py"
 
 
 def test_the_approvals_example_asks_then_a_second_agent_approves() -> None:
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLE)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
+    assert run_example("approvals.py") == [
         'waiting: delete_logs {"path": "/var/log"} (call-rm)',
         "  (deleting logs under /var/log)",
         "Deleted the old logs; /var has room again.",

@@ -2,29 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _run(example: str) -> list[str]:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / example)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.splitlines()
+from example_scripts import run_example
 
 
 def test_streaming_ui_example_serves_ag_ui_with_the_stored_ids() -> None:
-    lines = _run("streaming_ui.py")
+    lines = run_example("streaming_ui.py")
 
     assert lines[0] == "RUN_STARTED "
     assert lines[-2] == "RUN_FINISHED "
@@ -35,4 +17,4 @@ def test_streaming_ui_example_serves_ag_ui_with_the_stored_ids() -> None:
 
 
 def test_sync_script_example_answers_from_a_script() -> None:
-    assert _run("sync_script.py") == ["Paris.", "Paris.", "About 2.1 million people."]
+    assert run_example("sync_script.py") == ["Paris.", "Paris.", "About 2.1 million people."]

@@ -2,22 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from example_scripts import run_example
 
 
 def test_structured_output_example_prints_the_validated_answer() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "structured_output.py")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["Paris 21.5", "The city's English name."]
+    assert run_example("structured_output.py") == ["Paris 21.5", "The city's English name."]

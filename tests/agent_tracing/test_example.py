@@ -4,25 +4,11 @@ message."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from example_scripts import run_example
 
 
 def test_the_tracing_example_prints_spans_that_point_into_the_log() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "tracing.py")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    lines = run_example("tracing.py")
     assert [line.split(" log seq")[0].strip() for line in lines[:-1]] == [
         "invoke_agent weather-bot",
         "chat scripted",
