@@ -28,12 +28,12 @@ import os
 import sqlite3
 from pathlib import Path
 
-from dsh_session.errors import SessionCorruptError, SessionError, StoreError
+from dsh_session.errors import SessionCorruptError, StoreError
 from dsh_session.events import SessionEvent
 from dsh_session.harness_format import SCHEMA_VERSION as HARNESS_SCHEMA_VERSION
 from dsh_session.header import SessionHeader, SessionId, parse_header
 from dsh_session.parse import parse_events
-from dsh_session.stores._codec import dump_event, dump_header
+from dsh_session.stores._codec import dump_event, dump_header, listed_headers
 from dsh_session.stores._regular_file import NotARegularFileError, open_regular
 from dsh_session.stores.base import (
     INLINE_BATCH_LIMIT,
@@ -328,20 +328,7 @@ class SqliteSessionStore(SessionStore):
         return parse_events([event for (event,) in rows])
 
     def _read_headers(self) -> list[SessionHeader]:
-        headers = []
-        for session_id, stored in self._db.execute("SELECT id, header FROM dsh_sessions"):
-            try:
-                header = parse_header(stored)
-            except SessionError as error:
-                logger.warning("%s: session %r not listed: %s", self, session_id, error)
-                continue
-            if header.id != session_id:
-                logger.warning(
-                    "%s: session %r not listed: its header names %r", self, session_id, header.id
-                )
-                continue
-            headers.append(header)
-        return headers
+        return listed_headers(repr(self), self._db.execute("SELECT id, header FROM dsh_sessions"))
 
     def _release(self) -> None:
         self._db.close()

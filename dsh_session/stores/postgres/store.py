@@ -21,11 +21,11 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from dsh_session.errors import SessionCorruptError, SessionError, StoreError
+from dsh_session.errors import SessionCorruptError, StoreError
 from dsh_session.events import SessionEvent
 from dsh_session.header import SessionHeader, SessionId, parse_header, validate_session_id
 from dsh_session.parse import parse_events
-from dsh_session.stores._codec import dump_event
+from dsh_session.stores._codec import dump_event, listed_headers
 from dsh_session.stores.base import Batch, SessionNotFoundError, SessionStore, StoreMode
 from dsh_session.stores.follow import check_from_seq
 from dsh_session.stores.ownership import this_writer
@@ -201,20 +201,7 @@ class PostgresSessionStore(SessionStore):
     def _read_headers(self) -> list[SessionHeader]:
         with self._pool.connection() as connection:
             rows = connection.execute("SELECT id, header FROM dsh_sessions").fetchall()
-        headers = []
-        for session_id, stored in rows:
-            try:
-                header = parse_header(stored)
-            except SessionError as error:
-                logger.warning("%s: session %r not listed: %s", self, session_id, error)
-                continue
-            if header.id != session_id:
-                logger.warning(
-                    "%s: session %r not listed: its header names %r", self, session_id, header.id
-                )
-                continue
-            headers.append(header)
-        return headers
+        return listed_headers(repr(self), rows)
 
     def follow(
         self, session_id: str, *, from_seq: int = 0, poll_interval: float = 1.0
