@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from cli.openai_server import FakeOpenAIServer, fake_openai_server
+from cli.openai_server import FakeOpenAIServer, chat, fake_openai_server
 from cli.runner import Dsh
 
 from dsh_agent.cli import main
@@ -43,24 +43,6 @@ def sessions(
         return out
 
     return run
-
-
-def chat(dsh: Dsh, server: FakeOpenAIServer, lines: str, *options: str) -> tuple[str, str, int]:
-    result = dsh.run(
-        "chat",
-        "--provider",
-        "openai",
-        "--model",
-        "fake-model",
-        "--base-url",
-        server.base_url,
-        "--api-key-env",
-        "FAKE_API_KEY",
-        *options,
-        input=lines,
-        env={"FAKE_API_KEY": "not-a-secret"},
-    )
-    return result.stdout, result.stderr, result.returncode
 
 
 def new_session(notes: str) -> str:

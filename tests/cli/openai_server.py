@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from cli.runner import Dsh
+
 _COUNT = re.compile(r"count to (\d+)", re.IGNORECASE)
 
 
@@ -156,3 +158,22 @@ def fake_openai_server(delay: float = 0.0) -> Iterator[FakeOpenAIServer]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+def chat(dsh: Dsh, server: FakeOpenAIServer, lines: str, *options: str) -> tuple[str, str, int]:
+    """``dsh chat`` piped against ``server``: (replies, notes, exit status)."""
+    result = dsh.run(
+        "chat",
+        "--provider",
+        "openai",
+        "--model",
+        "fake-model",
+        "--base-url",
+        server.base_url,
+        "--api-key-env",
+        "FAKE_API_KEY",
+        *options,
+        input=lines,
+        env={"FAKE_API_KEY": "not-a-secret"},
+    )
+    return result.stdout, result.stderr, result.returncode

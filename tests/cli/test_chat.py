@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from cli.openai_server import FakeOpenAIServer, fake_openai_server
+from cli.openai_server import FakeOpenAIServer, chat, fake_openai_server
 from cli.runner import DSH_COMMAND, Dsh
 
 
@@ -16,24 +16,6 @@ from cli.runner import DSH_COMMAND, Dsh
 def server() -> Iterator[FakeOpenAIServer]:
     with fake_openai_server() as running:
         yield running
-
-
-def chat(dsh: Dsh, server: FakeOpenAIServer, lines: str, *options: str) -> tuple[str, str, int]:
-    result = dsh.run(
-        "chat",
-        "--provider",
-        "openai",
-        "--model",
-        "fake-model",
-        "--base-url",
-        server.base_url,
-        "--api-key-env",
-        "FAKE_API_KEY",
-        *options,
-        input=lines,
-        env={"FAKE_API_KEY": "not-a-secret"},
-    )
-    return result.stdout, result.stderr, result.returncode
 
 
 def session_of(notes: str) -> str:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cli.openai_server import FakeOpenAIServer, fake_openai_server
+from cli.openai_server import FakeOpenAIServer, chat, fake_openai_server
 from cli.runner import Dsh
-from cli.test_chat import chat, session_of
+from cli.test_chat import session_of
 from cli.test_chat_terminal import start_chat
 
 TOOLS = '''

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from cli.openai_server import FakeOpenAIServer
+from cli.openai_server import FakeOpenAIServer, chat
 from cli.runner import Dsh
-from cli.test_chat import chat, server
+from cli.test_chat import server
 from cli.test_sessions import _store_sessions
 
 __all__ = ["server"]  # the fixture, used by name
