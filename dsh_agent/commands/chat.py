@@ -20,7 +20,6 @@ from rich.text import Text
 from dsh_agent.commands.chat_approvals import load_tools, pending_note
 from dsh_agent.commands.chat_script import chat_from_lines
 from dsh_agent.commands.chat_settings import add_settings_arguments, settings_options
-from dsh_agent.commands.chat_terminal import TerminalChat
 from dsh_agent.commands.output import stderr_console
 from dsh_agent.commands.session_ids import ID_HELP, resolve_session_id
 from dsh_agent.commands.storage import add_store_argument, load_session
@@ -140,6 +139,10 @@ async def _chat(args: argparse.Namespace) -> int:
         if waiting is not None:
             notes.print(Text(waiting, style="yellow"))
         if sys.stdin.isatty() and sys.stdout.isatty():
+            # Imported here: prompt_toolkit costs about a third of a second of start-up,
+            # paid by every piped chat and every other subcommand otherwise.
+            from dsh_agent.commands.chat_terminal import TerminalChat
+
             status = await TerminalChat(agent).run()
         else:
             status = await chat_from_lines(agent, sys.stdin)
