@@ -56,24 +56,80 @@ def _in_private_thread(coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
     return outcome.result()
 
 
-def run_sync(agent: Agent | AgentFactory, message: UserMessage) -> RunResult:
-    """:func:`~dsh_agent.run` from sync code. With a factory, the agent is built,
-    run once and closed on a private loop. With an agent, it must be idle and tied to
-    no other loop (no turn running, no store bound to a loop); it is left open. For a
-    conversation of several turns, use :class:`SyncAgent`."""
+def _run(
+    agent: Agent,
+    message: UserMessage,
+    settings: ModelSettings | None,
+    output_type: type[BaseModel] | None,
+    output_retries: int,
+    raise_on_error: bool,
+) -> Coroutine[Any, Any, RunResult[Any]]:
+    """The :func:`~dsh_agent.run` call these options make (its overloads tell a run
+    with an output type from one without)."""
+    if output_type is None:
+        return run(agent, message, settings=settings, raise_on_error=raise_on_error)
+    return run(
+        agent,
+        message,
+        settings=settings,
+        output_type=output_type,
+        output_retries=output_retries,
+        raise_on_error=raise_on_error,
+    )
+
+
+@overload
+def run_sync(
+    agent: Agent | AgentFactory,
+    message: UserMessage,
+    *,
+    settings: ModelSettings | None = None,
+    output_type: None = None,
+    raise_on_error: bool = True,
+) -> RunResult: ...
+
+
+@overload
+def run_sync(
+    agent: Agent | AgentFactory,
+    message: UserMessage,
+    *,
+    settings: ModelSettings | None = None,
+    output_type: type[ModelT],
+    output_retries: int = DEFAULT_OUTPUT_RETRIES,
+    raise_on_error: bool = True,
+) -> RunResult[ModelT]: ...
+
+
+def run_sync(
+    agent: Agent | AgentFactory,
+    message: UserMessage,
+    *,
+    settings: ModelSettings | None = None,
+    output_type: type[BaseModel] | None = None,
+    output_retries: int = DEFAULT_OUTPUT_RETRIES,
+    raise_on_error: bool = True,
+) -> RunResult[Any]:
+    """:func:`~dsh_agent.run` from sync code, with the same options and errors
+    (``TurnFailed`` and ``OutputValidationError`` are raised in the caller's thread).
+    With a factory, the agent is built, run once and closed on a private loop. With
+    an agent, it must be idle and tied to no other loop (no turn running, no store
+    bound to a loop); it is left open. For a conversation of several turns, use
+    :class:`SyncAgent`."""
+    options = (settings, output_type, output_retries, raise_on_error)
     if callable(agent):
         factory = agent
 
-        async def owned() -> RunResult:
+        async def owned() -> RunResult[Any]:
             built = await _build(factory)
             try:
-                return await run(built, message)
+                return await _run(built, message, *options)
             finally:
                 await built.aclose()
 
         return _in_private_thread(owned)
     given = agent
-    return _in_private_thread(lambda: run(given, message))
+    return _in_private_thread(lambda: _run(given, message, *options))
 
 
 class SyncAgent:
@@ -121,7 +177,14 @@ class SyncAgent:
         return self._agent
 
     @overload
-    def run(self, message: UserMessage, *, settings: ModelSettings | None = None) -> RunResult: ...
+    def run(
+        self,
+        message: UserMessage,
+        *,
+        settings: ModelSettings | None = None,
+        output_type: None = None,
+        raise_on_error: bool = True,
+    ) -> RunResult: ...
 
     @overload
     def run(
@@ -131,6 +194,7 @@ class SyncAgent:
         settings: ModelSettings | None = None,
         output_type: type[ModelT],
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
+        raise_on_error: bool = True,
     ) -> RunResult[ModelT]: ...
 
     def run(
@@ -140,21 +204,13 @@ class SyncAgent:
         settings: ModelSettings | None = None,
         output_type: type[BaseModel] | None = None,
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
+        raise_on_error: bool = True,
     ) -> RunResult[Any]:
-        """Send ``message`` and wait until the agent is idle; ``settings`` and
-        ``output_type`` as for :func:`~dsh_agent.run`."""
+        """Send ``message`` and wait until the agent is idle; the options and errors
+        are :func:`~dsh_agent.run`'s."""
         self._check_open()
-        if output_type is None:
-            return self._call(run(self._agent, message, settings=settings))
-        return self._call(
-            run(
-                self._agent,
-                message,
-                settings=settings,
-                output_type=output_type,
-                output_retries=output_retries,
-            )
-        )
+        options = (settings, output_type, output_retries, raise_on_error)
+        return self._call(_run(self._agent, message, *options))
 
     def stream(self, message: UserMessage) -> Iterator[AgentUpdate]:
         """Send ``message`` and yield its updates until idle, each as it happens.
