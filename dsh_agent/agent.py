@@ -8,10 +8,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from dsh_agent.cancellation import CancelCauseInput
 from dsh_agent.notifications import AgentStatus, InboxTarget, NotificationObserver
+from dsh_llm.ids import MessageId
 from dsh_llm.messages import UserMessage
 from dsh_session.header import SessionId
 
 if TYPE_CHECKING:
+    from dsh_agent.approvals.gate import PendingApproval
+    from dsh_agent.branching import ContentInput
     from dsh_agent.inbox import Inbox
     from dsh_agent.prestep import PreStepHandler
     from dsh_agent.streaming.stream import UpdateStream
@@ -90,4 +93,30 @@ class Agent(Protocol):
 
     def on_pre_step(self, handler: PreStepHandler) -> Callable[[], None]:
         """Add a pre-step handler; returns the function that removes it."""
+        ...
+
+    # --- branching and approvals -----------------------------------------------------------
+
+    def regenerate(self) -> None:
+        """Start a turn that answers the last prompt again (the old answer leaves the
+        surface; the raw log keeps it); raises ``BranchError`` when it cannot."""
+        ...
+
+    async def edit(self, message_id: MessageId | str, content: ContentInput) -> Agent:
+        """Send ``content`` in place of the prompt ``message_id`` (a new message with a
+        new id) on a fork of the session; returns the branch's running agent."""
+        ...
+
+    @property
+    def pending_approvals(self) -> tuple[PendingApproval, ...]:
+        """The tool calls waiting for a person's decision, in model order."""
+        ...
+
+    async def approve(self, call_id: str) -> None:
+        """Let the waiting call ``call_id`` run once; durable when this returns."""
+        ...
+
+    async def deny(self, call_id: str, reason: str | None = None) -> None:
+        """Refuse the waiting call ``call_id`` (the model gets an error result naming
+        ``reason``); durable when this returns."""
         ...

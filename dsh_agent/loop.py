@@ -1,13 +1,9 @@
-"""The agent loop: delivery, closing, and the driver task that runs turn after turn.
+"""The agent loop: one session's deliveries, verbs and closing, over its parts.
 
-A waking send to an idle agent opens the turn *synchronously* (insert splice, status
-``running``, ``turn/start``, claim splices) and only then creates the driver task, so
-the caller observes a started turn as soon as ``followup()`` returns. How one turn
-runs is :mod:`dsh_agent.turn`. After a ``completed`` or ``max-tokens`` turn the driver
-goes on while anything is pending; after ``blocked``, ``error`` or ``aborted`` it
-stops, and leftover input waits for the next waking send. A turn whose tool call
-waits for approval stays open while the agent is idle; ``approve`` / ``deny`` (or
-``cancel``) let it go on (:mod:`dsh_agent.approvals`).
+Deliveries go to the durable inbox (:mod:`dsh_agent.inbox`); when turns start, go on
+and stop is :mod:`dsh_agent.driver`, how one turn runs :mod:`dsh_agent.turn`. A turn
+whose tool call waits for approval stays open while the agent is idle; ``approve`` /
+``deny`` (or ``cancel``) let it go on (:mod:`dsh_agent.approvals`).
 """
 
 from __future__ import annotations
@@ -18,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
-from dsh_agent.approvals.gate import ApprovalGate, PendingApproval
+from dsh_agent.approvals.gate import PendingApproval
 from dsh_agent.approvals.policy import ApprovalPolicy
 from dsh_agent.branching import (
     ContentInput,
@@ -32,35 +28,26 @@ from dsh_agent.branching import (
 from dsh_agent.cancellation import CancelCauseInput, CancelScope, as_cancel_cause
 from dsh_agent.compaction.config import Compaction
 from dsh_agent.compaction.engine import CompactionResult
-from dsh_agent.compaction.hook import ContextHook
 from dsh_agent.errors import AgentClosedError, AgentError
 from dsh_agent.inbox import Inbox, check_target
+from dsh_agent.loop_parts import LoopWiring, build_parts
 from dsh_agent.model_settings import ModelSettings
 from dsh_agent.notifications import (
     AgentStatus,
     InboxTarget,
     Notification,
     NotificationObserver,
-    StatusChanged,
 )
 from dsh_agent.prestep import PreStepHandler
-from dsh_agent.retry.chain import RetryTarget, retry_target
+from dsh_agent.request_header import overridden
+from dsh_agent.retry.chain import retry_target
 from dsh_agent.retry.policy import RetryPolicy
-from dsh_agent.retry.scheduler import RetryScheduler
 from dsh_agent.session_claims import claim, release
-from dsh_agent.step import Prelude, StepRunner
 from dsh_agent.streaming.stream import DEFAULT_MAX_PENDING, UpdateStream, run_stream
 from dsh_agent.tools import Tool
-from dsh_agent.turn import TurnRunner
 from dsh_llm.ids import MessageId
 from dsh_llm.messages import UserMessage
 from dsh_llm.request import ModelAdapter
-from dsh_session.events import (
-    CompletedReason,
-    MaxTokensReason,
-    RequestConfig,
-    RequestHeader,
-)
 from dsh_session.header import SessionId
 from dsh_session.session import Session
 
@@ -74,15 +61,6 @@ DEFAULT_RETRY = RetryPolicy()
 
 
 DepsT = TypeVar("DepsT")
-
-
-def _index_tools(tools: Iterable[Tool]) -> dict[str, Tool]:
-    indexed: dict[str, Tool] = {}
-    for offered in tools:
-        if offered.name in indexed:
-            raise ValueError(f"two tools are named {offered.name!r}; tool names must be unique")
-        indexed[offered.name] = offered
-    return indexed
 
 
 class AgentLoop:
@@ -133,102 +111,49 @@ class AgentLoop:
         del options["session"]
         claim(session, self)  # one loop per session object; released by aclose() or GC
         try:
+            self._session = session
+            self._store = store
+            self._closed = False
+            self._observers: list[NotificationObserver] = []
+            self._pre_step_handlers: list[PreStepHandler] = []
             tools = tuple(tools)
-            indexed = _index_tools(tools)
-            gate = ApprovalGate(session, indexed, approval)
-            if session.open_turn is not None and not gate.pending:
-                raise AgentError(
-                    f"session {session.id!r} has turn {session.open_turn} open; an agent "
-                    "loop needs a session with no open turn (loading it from a store closes "
-                    "it), or one whose turn waits for approval"
-                )
-            settings = ModelSettings(
-                temperature=temperature,
-                top_p=top_p,
-                stop=None if stop is None else tuple(stop),
-                reasoning_effort=reasoning_effort,
-                max_tokens=max_tokens,
+            wiring = LoopWiring(
+                agent=self,
+                notify=self._notify,
+                checkpoint=self._checkpoint,
+                pre_step_handlers=self._pre_step_handlers,
+                closed=lambda: self._closed,
             )
-            header = RequestHeader(
-                config=settings.applied_to(RequestConfig(provider=provider, model=model)),
-                system=system or None,
-                tools=tuple(offered.schema() for offered in tools) or None,
-            )
-            context = ContextHook(
+            parts = build_parts(
+                wiring,
                 session=session,
                 adapter=adapter,
-                header=header,
-                policy=compaction,
+                provider=provider,
+                model=model,
+                system=system,
+                tools=tools,
+                settings=ModelSettings(
+                    temperature=temperature,
+                    top_p=top_p,
+                    stop=None if stop is None else tuple(stop),
+                    reasoning_effort=reasoning_effort,
+                    max_tokens=max_tokens,
+                ),
+                check_requests=check_requests,
+                retry=retry,
                 context_window=context_window,
+                compaction=compaction,
+                approval=approval,
+                deps=deps,
             )
-            self._build(
-                session, adapter, indexed, header, store, check_requests, retry, context, gate, deps
-            )
+            self._inbox, self._approvals = parts.inbox, parts.approvals
+            self._context, self._steps, self._driver = parts.context, parts.steps, parts.driver
+            if store is not None:
+                store.attach(session)  # attaching the same object again does nothing
             self._options: dict[str, Any] = {**options, "tools": tools}
         except BaseException:
             release(session, self)
             raise
-
-    def _build(
-        self,
-        session: Session,
-        adapter: ModelAdapter,
-        tools: dict[str, Tool],
-        header: RequestHeader,
-        store: SessionStore | None,
-        check_requests: bool,
-        retry: RetryPolicy | None,
-        context: ContextHook,
-        gate: ApprovalGate,
-        deps: object,
-    ) -> None:
-        self._session = session
-        self._context = context
-        self._compacting = False
-        """``compact_now()`` is running: a waking send waits for it."""
-        self._approvals = gate
-        self._store = store
-        self._closed = False
-        self._observers: list[NotificationObserver] = []
-        self._pre_step_handlers: list[PreStepHandler] = []
-        self._status: AgentStatus = "idle"
-        self._scope: CancelScope | None = None
-        """The cancellation scope of the turn being started or run; None when idle."""
-        self._driver: asyncio.Task[None] | None = None
-        self._latched = False
-        """A waking send arrived while the turn was aborting: wake again once idle."""
-        self._inbox = Inbox(session, self._notify)
-        self._retries = (
-            None
-            if retry is None
-            else RetryScheduler(session=session, policy=retry, checkpoint=self._checkpoint)
-        )
-        self._steps = StepRunner(
-            session=session,
-            adapter=adapter,
-            tools=tools,
-            header=header,
-            inbox=self._inbox,
-            checkpoint=self._checkpoint,
-            check_requests=check_requests,
-            notify=self._notify,
-            retry=self._retries,
-            context=context,
-            approvals=gate,
-            deps=deps,
-        )
-        self._turns = TurnRunner(
-            agent=self,
-            session=session,
-            inbox=self._inbox,
-            steps=self._steps,
-            pre_step_handlers=self._pre_step_handlers,
-            checkpoint=self._checkpoint,
-            notify=self._notify,
-            context=context,
-        )
-        if store is not None:
-            store.attach(session)  # attaching the same object again does nothing
 
     # --- closing ----------------------------------------------------------------------
 
@@ -239,15 +164,14 @@ class AgentLoop:
         flushed to the store, if any. Later deliveries, cancels and inbox changes
         raise :class:`AgentClosedError`. Closing again does nothing more. A loop that
         is garbage-collected gives its session back too."""
-        self._check_outside_own_turn("aclose()")
+        self._driver.check_outside_own_turn("aclose()")
         self._closed = True
         try:
-            scope = self._scope
+            scope = self._driver.scope
             if scope is not None:
                 scope.cancel(as_cancel_cause("disposed"))
             await self.when_idle()
-            if self._store is not None:
-                await self._store.flush(self._session)
+            await self._flush()
         finally:
             self._inbox.close()
             release(self._session, self)
@@ -286,7 +210,7 @@ class AgentLoop:
 
     @property
     def status(self) -> AgentStatus:
-        return self._status
+        return self._driver.status
 
     def send(self, message: UserMessage, target: InboxTarget, wakeup: bool) -> None:
         """Deliver ``message`` (imported as is, its id kept) to ``target``. A waking send
@@ -297,12 +221,12 @@ class AgentLoop:
         target = check_target(target)
         if wakeup:
             asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
-            scope = self._scope
+            scope = self._driver.scope
             if scope is not None and scope.cause is not None:
                 target = "next-turn"
         self._inbox.append(target, message)
         if wakeup:
-            self._wake()
+            self._driver.wake()
 
     def followup(self, message: UserMessage) -> None:
         """Queue ``message`` for a turn of its own and wake the agent."""
@@ -322,11 +246,11 @@ class AgentLoop:
         before returning. Raises :class:`NothingToRetryError` when the last turn did
         not fail, :class:`AgentError` while a turn runs; both write nothing."""
         self._check_open()
-        if self._busy():
+        if self._driver.busy:
             raise AgentError(f"agent {self.id!r} is running a turn: retry() needs it idle")
         target = retry_target(self._session.events)
         asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
-        self._start_driver(again=target)
+        self._driver.start(again=target)
 
     def cancel(self, cause: CancelCauseInput = "user", *, keep_inbox: bool = False) -> None:
         """Abort the running turn with ``cause`` (the first cause wins). Unless
@@ -336,28 +260,12 @@ class AgentLoop:
         cancel_cause = as_cancel_cause(cause)
         if not keep_inbox:
             self._inbox.clear()
-            self._latched = False
-        scope = self._scope
-        if scope is not None:
-            scope.cancel(cancel_cause)
-        elif self._waiting_turn():
-            self._resume(cancel_cause)
+            self._driver.forget_wake()
+        self._driver.cancel(cancel_cause)
 
     async def when_idle(self) -> None:
         """Return once the driver is quiescent (including a turn woken by a latch)."""
-        while (driver := self._driver) is not None:
-            self._check_outside_own_turn("when_idle()")
-            await asyncio.wait((driver,))
-
-    def _check_outside_own_turn(self, what: str) -> None:
-        current = asyncio.current_task()
-        if self._driver is not None and (
-            current is self._driver or current in self._steps.tool_tasks
-        ):
-            raise AgentError(
-                f"{what} of agent {self.id!r} was awaited inside its own turn "
-                "(a tool or pre-step handler); it would wait forever"
-            )
+        await self._driver.when_idle()
 
     def subscribe(self, observer: NotificationObserver) -> Callable[[], None]:
         """Call ``observer`` with every live notification, synchronously and in order;
@@ -387,19 +295,12 @@ class AgentLoop:
         a send meanwhile starts its turn afterwards. ``None`` when there is nothing to
         summarize; a failure raises ``CompactionError`` and changes no surface."""
         self._check_open()
-        if self._busy() or self._compacting:
+        if self._driver.busy or self._driver.compacting:
             raise AgentError(f"compact_now() needs agent {self.id!r} idle, not compacting")
-        self._compacting = True
-        try:
+        with self._driver.paused():
             result = await self._context.compact_now()
-            if self._store is not None:
-                await self._store.flush(self._session)
+            await self._flush()
             return result
-        finally:
-            self._compacting = False
-            if self._latched and self._inbox.has_pending and not self._closed:
-                self._latched = False
-                self._start_driver()
 
     # --- approvals ---------------------------------------------------------------------
 
@@ -422,10 +323,8 @@ class AgentLoop:
         flush it, and drive the turn on when its next call no longer waits."""
         self._check_open()
         record()
-        if self._store is not None:
-            await self._store.flush(self._session)
-        if self._status == "idle" and self._waiting_turn() and not self._approvals.blocked:
-            self._resume()
+        await self._flush()
+        self._driver.go_on()
 
     # --- per-run request overrides ---------------------------------------------------------
 
@@ -439,23 +338,13 @@ class AgentLoop:
         the next request. The agent must be idle on entry: this is how ``run(...,
         settings=..., output_type=...)`` scopes its options to its own turns."""
         self._check_open()
-        if self._status != "idle":
+        if self.status != "idle":
             raise AgentError(
-                f"agent {self.id!r} is {self._status}: request overrides apply from an "
+                f"agent {self.id!r} is {self.status}: request overrides apply from an "
                 "idle agent (wait for when_idle() first)"
             )
         base_header, base_tools = self._steps.header, self._steps.tools
-        extra = tuple(tools)
-        merged = _index_tools((*base_tools.values(), *extra))
-        config = (settings or ModelSettings()).applied_to(base_header.config)
-        schemas = (*(base_header.tools or ()), *(t.schema() for t in extra))
-        header = RequestHeader(
-            config=config,
-            adapter_defaults=base_header.adapter_defaults,
-            system=base_header.system,
-            tools=schemas or None,
-        )
-        self._steps.configure(header, merged)
+        self._steps.configure(*overridden(base_header, base_tools, settings, tools))
         try:
             yield
         finally:
@@ -480,11 +369,11 @@ class AgentLoop:
         :class:`~dsh_agent.branching.BranchError`, writing nothing, when there is no
         prompt, a turn runs or input is pending."""
         self._check_open()
-        check_idle(self._session, self._busy(), self._pending(), "regenerate")
+        check_idle(self._session, self._driver.busy, self._pending(), "regenerate")
         answer_to_last_prompt(self._session)
         asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
         provider, model = self._options["provider"], self._options["model"]
-        self._start_driver(prelude=Regeneration(self._session, provider, model))
+        self._driver.start(prelude=Regeneration(self._session, provider, model))
 
     async def edit(self, message_id: MessageId | str, content: ContentInput) -> AgentLoop:
         """Change the prompt ``message_id`` to ``content``: a new message with a new id
@@ -492,7 +381,7 @@ class AgentLoop:
         the prompt's turn. Returns the branch's new, running agent loop (built like this
         one, on the same store); this loop and its session are left as they are."""
         self._check_open()
-        check_idle(self._session, self._busy(), self._pending(), "edit")
+        check_idle(self._session, self._driver.busy, self._pending(), "edit")
         plan = plan_edit(self._session, message_id)
         edited = plan.edited(content)
         branch = AgentLoop(session=fork_before(self._session, plan.boundary), **self._options)
@@ -504,7 +393,7 @@ class AgentLoop:
     def _pending(self) -> int:
         return len(self._inbox.next_step) + len(self._inbox.next_turn)
 
-    # --- notifications and status --------------------------------------------------------
+    # --- notifications ---------------------------------------------------------------------
 
     def _notify(self, notification: Notification) -> None:
         for observer in tuple(self._observers):
@@ -513,119 +402,11 @@ class AgentLoop:
             except Exception:
                 _log.exception("agent %s: a notification observer failed", self.id)
 
-    def _set_status(self, status: AgentStatus) -> None:
-        if self._status != status:
-            self._status = status
-            self._notify(StatusChanged(status))
-
-    # --- the driver ------------------------------------------------------------------------
-
-    def _wake(self) -> None:
-        if self._compacting:  # the turn starts once compact_now() is done
-            self._latched = True
-            return
-        if self._status == "idle":
-            if not self._waiting_turn():  # else the input waits for the turn to go on
-                self._start_driver()
-            return
-        # Running: a live turn finds the input at its next boundary. If the turn is
-        # aborting, or has ended and the driver is about to stop, remember the wake.
-        scope = self._scope
-        aborting = scope is not None and scope.cause is not None
-        if (aborting or self._session.open_turn is None) and not self._disposed():
-            self._latched = True
-
-    def _disposed(self) -> bool:
-        scope = self._scope
-        return scope is not None and scope.cause is not None and scope.cause.kind == "disposed"
-
-    def _start_driver(
-        self, again: RetryTarget | None = None, prelude: Prelude | None = None
-    ) -> None:
-        """Open a turn synchronously, then hand it to a new driver task. ``again``:
-        the turn runs the failed last one again and claims no input; ``prelude``: run
-        at its first step (see :data:`Prelude`)."""
-        scope = self._scope = CancelScope()
-        self._latched = False
-        self._set_status("running")
-        if scope.cause is not None:  # cancelled by a status observer: no turn opens
-            self._scope = None
-            self._set_status("idle")
-            return
-        turn, claimed = self._turns.open(claim=again is None)
-        if self._retries is not None:
-            self._retries.carry(turn, None if again is None else again.remaining)
-        driving = self._drive(scope, turn, claimed, again=again is not None, prelude=prelude)
-        self._driver = asyncio.get_running_loop().create_task(driving)
-
-    def _busy(self) -> bool:
-        """A turn runs, or waits for approval with its turn open."""
-        return self._status != "idle" or self._waiting_turn()
-
-    def _waiting_turn(self) -> bool:
-        """Idle with the turn open: it waits for approval."""
-        return self._driver is None and self._session.open_step is not None
-
-    def _resume(self, cause: CancelCauseInput | None = None) -> None:
-        """Drive the turn that waited for approval on from its open step."""
-        turn, step = self._session.open_turn, self._session.open_step
-        assert turn is not None and step is not None
-        scope = self._scope = CancelScope()
-        if cause is not None:
-            scope.cancel(as_cancel_cause(cause))
-        self._set_status("running")
-        drive = self._drive(scope, turn, (), resume_step=step)
-        self._driver = asyncio.get_running_loop().create_task(drive)
-
-    async def _drive(
-        self,
-        scope: CancelScope,
-        turn: int,
-        claimed: tuple[UserMessage, ...],
-        *,
-        again: bool = False,
-        prelude: Prelude | None = None,
-        resume_step: int | None = None,
-    ) -> None:
-        try:
-            while True:
-                reason = await self._turns.run(
-                    scope, turn, claimed, again=again, prelude=prelude, resume_step=resume_step
-                )
-                again = False
-                prelude = None
-                resume_step = None
-                if (
-                    scope.cause is not None
-                    or not isinstance(reason, CompletedReason | MaxTokensReason)
-                    or not self._inbox.has_pending
-                ):
-                    break
-                scope = self._scope = CancelScope()
-                self._latched = False
-                turn, claimed = self._turns.open()
-        except Exception:
-            _log.exception("agent %s: the loop failed and stopped", self.id)
-        finally:
-            self._become_idle()
-        if scope.external:
-            raise asyncio.CancelledError
-
-    def _become_idle(self) -> None:
-        self._driver = None
-        self._scope = None
-        wake = self._latched and self._inbox.has_pending and not self._closed
-        self._latched = False
-        self._set_status("idle")
-        if self._status != "idle" or self._closed:
-            return
-        if self._waiting_turn():
-            if not self._approvals.blocked:  # decided while the driver was stopping
-                self._resume()
-        elif wake:
-            self._start_driver()
-
     # --- durability ---------------------------------------------------------------------
+
+    async def _flush(self) -> None:
+        if self._store is not None:
+            await self._store.flush(self._session)
 
     async def _checkpoint(self, scope: CancelScope) -> None:
         """Make everything appended so far durable, when a store is attached."""

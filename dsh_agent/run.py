@@ -3,7 +3,7 @@ optionally with model settings and a structured output type for that run only.""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, overload, runtime_checkable
@@ -123,8 +123,19 @@ async def run(
 async def run_retry(agent: Agent, *, raise_on_error: bool = True) -> RunResult:
     """Run the failed last turn again (:meth:`~dsh_agent.AgentLoop.retry`), wait until
     ``agent`` is idle and summarize the interval as :func:`run` does."""
+    return await run_verb(agent, agent.retry, raise_on_error=raise_on_error)
+
+
+async def run_verb(
+    agent: Agent, verb: Callable[[], Awaitable[None] | None], *, raise_on_error: bool = True
+) -> RunResult:
+    """Call ``verb`` (one of ``agent``'s that starts or resumes a turn: ``retry``,
+    ``regenerate``, an ``approve``; awaited when async), wait until ``agent`` is idle
+    and summarize the interval as :func:`run` does."""
     start = agent.session.seq
-    agent.retry()
+    started = verb()
+    if started is not None:
+        await started
     await agent.when_idle()
     return _summarize(agent, start, raise_on_error, None)
 

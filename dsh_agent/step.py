@@ -111,6 +111,9 @@ class StepRunner:
         self._checkpoint = checkpoint
         self._check_requests = check_requests
         self._header_logged = False
+        self._concluded_waiting: set[tuple[int, int]] = set()
+        """Steps that committed a concluding result, then waited for approval: the
+        turn ends when they go on (in this process; the log does not say)."""
         self._tool_runner = ToolRunner(
             session=session, tools=tools, inbox=inbox, checkpoint=checkpoint, deps=deps
         )
@@ -330,7 +333,8 @@ class StepRunner:
         waits for a decision (raise :class:`ApprovalsPending`) or all are answered; True
         when a result concludes the turn. A cancelled turn or a failing loop withdraws
         the open asks, and the calls left are answered."""
-        concluded = False
+        concluded = (turn, step) in self._concluded_waiting
+        self._concluded_waiting.discard((turn, step))
         try:
             while True:
                 if scope.cause is not None:
@@ -344,6 +348,8 @@ class StepRunner:
                 if not admitted:
                     raise ApprovalsPending
         except ApprovalsPending:
+            if concluded:
+                self._concluded_waiting.add((turn, step))
             raise
         except Exception as error:
             left = self._approvals.withdraw(calls)

@@ -72,7 +72,7 @@ def test_run_sync_with_an_idle_agent_leaves_it_open() -> None:
 
 def test_run_sync_raises_the_refusal_in_the_callers_thread() -> None:
     with pytest.raises(TypeError, match="UserMessage, not text"):
-        run_sync(lambda: _factory("x"), "hi")  # type: ignore[arg-type]
+        run_sync(lambda: _factory("x"), "hi")  # type: ignore[call-overload]
 
 
 def _chat() -> None:

@@ -1,0 +1,137 @@
+"""The parts an agent loop is built from, wired from its constructor's options.
+
+The loop itself delivers, closes and exposes the verbs; the parts do the work: the
+durable inbox, the approval gate, the context hook (compaction), the retry scheduler,
+the step and turn runners, and the driver that runs turn after turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from dsh_agent.agent import Agent
+from dsh_agent.approvals.gate import ApprovalGate
+from dsh_agent.approvals.policy import ApprovalPolicy
+from dsh_agent.compaction.config import Compaction
+from dsh_agent.compaction.hook import ContextHook
+from dsh_agent.driver import TurnDriver
+from dsh_agent.errors import AgentError
+from dsh_agent.inbox import Inbox
+from dsh_agent.model_settings import ModelSettings
+from dsh_agent.notifications import Notification
+from dsh_agent.prestep import PreStepHandler
+from dsh_agent.request_header import index_tools, loop_header
+from dsh_agent.retry.policy import RetryPolicy
+from dsh_agent.retry.scheduler import RetryScheduler
+from dsh_agent.step import Checkpoint, StepRunner
+from dsh_agent.tools import Tool
+from dsh_agent.turn import TurnRunner
+from dsh_llm.request import ModelAdapter
+from dsh_session.session import Session
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoopParts:
+    """What one agent loop drives its session with."""
+
+    inbox: Inbox
+    approvals: ApprovalGate
+    context: ContextHook
+    retries: RetryScheduler | None
+    steps: StepRunner
+    driver: TurnDriver
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoopWiring:
+    """The loop's own callbacks and lists that its parts call back into."""
+
+    agent: Agent
+    notify: Callable[[Notification], None]
+    checkpoint: Checkpoint
+    pre_step_handlers: Sequence[PreStepHandler]
+    closed: Callable[[], bool]
+
+
+def build_parts(
+    wiring: LoopWiring,
+    *,
+    session: Session,
+    adapter: ModelAdapter,
+    provider: str,
+    model: str,
+    system: str | None,
+    tools: Sequence[Tool],
+    settings: ModelSettings,
+    check_requests: bool,
+    retry: RetryPolicy | None,
+    context_window: int | None,
+    compaction: Compaction | None,
+    approval: ApprovalPolicy | None,
+    deps: object,
+) -> LoopParts:
+    """Check the options against ``session`` and build the parts; a bad option (two
+    tools of one name, a bad setting, a turn left open that waits for no approval)
+    raises before anything is written."""
+    indexed = index_tools(tools)
+    gate = ApprovalGate(session, indexed, approval)
+    if session.open_turn is not None and not gate.pending:
+        raise AgentError(
+            f"session {session.id!r} has turn {session.open_turn} open; an agent "
+            "loop needs a session with no open turn (loading it from a store closes "
+            "it), or one whose turn waits for approval"
+        )
+    header = loop_header(
+        provider=provider, model=model, system=system, tools=tools, settings=settings
+    )
+    context = ContextHook(
+        session=session,
+        adapter=adapter,
+        header=header,
+        policy=compaction,
+        context_window=context_window,
+    )
+    inbox = Inbox(session, wiring.notify)
+    retries = (
+        None
+        if retry is None
+        else RetryScheduler(session=session, policy=retry, checkpoint=wiring.checkpoint)
+    )
+    steps = StepRunner(
+        session=session,
+        adapter=adapter,
+        tools=indexed,
+        header=header,
+        inbox=inbox,
+        checkpoint=wiring.checkpoint,
+        check_requests=check_requests,
+        notify=wiring.notify,
+        retry=retries,
+        context=context,
+        approvals=gate,
+        deps=deps,
+    )
+    turns = TurnRunner(
+        agent=wiring.agent,
+        session=session,
+        inbox=inbox,
+        steps=steps,
+        pre_step_handlers=wiring.pre_step_handlers,
+        checkpoint=wiring.checkpoint,
+        notify=wiring.notify,
+        context=context,
+    )
+    driver = TurnDriver(
+        session=session,
+        inbox=inbox,
+        steps=steps,
+        turns=turns,
+        retries=retries,
+        approvals=gate,
+        notify=wiring.notify,
+        closed=wiring.closed,
+    )
+    return LoopParts(
+        inbox=inbox, approvals=gate, context=context, retries=retries, steps=steps, driver=driver
+    )
