@@ -79,7 +79,8 @@ def interrupted_turn_closers(events: Sequence[SessionEvent]) -> list[SessionEven
     open_turn: int | None = None
     open_step: int | None = None
     awaiting: dict[str, _Call] = {}
-    for event in events:
+    for index in range(_last_turn_start(events), len(events)):
+        event = events[index]
         if isinstance(event, TurnStartEvent):
             open_turn, open_step = event.data.turn, None
             awaiting.clear()
@@ -121,6 +122,16 @@ def interrupted_turn_closers(events: Sequence[SessionEvent]) -> list[SessionEven
         TurnEndEvent(seq=seq, time=time, data=TurnEndData(turn=turn, reason=InterruptedReason()))
     )
     return closers
+
+
+def _last_turn_start(events: Sequence[SessionEvent]) -> int:
+    """Where the scan for an open turn starts: at the last ``turn/start`` (each one
+    resets the state, so what comes before it cannot matter), scanned from the end so
+    loading a long log does not walk all of it; ``len(events)`` when there is none."""
+    for index in range(len(events) - 1, -1, -1):
+        if isinstance(events[index], TurnStartEvent):
+            return index
+    return len(events)
 
 
 def _interrupted_result(turn: int, call_id: str, call: _Call, seq: int, time: int) -> SessionEvent:

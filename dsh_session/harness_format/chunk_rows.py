@@ -160,17 +160,18 @@ def _emit_run(out: list[Json], kind: str, run: list[Json], bounds: RowBounds) ->
     out.extend(run[offset:])
 
 
-def pack_chunk_runs(events: Iterable[Json], bounds: RowBounds = JSONL_BOUNDS) -> list[Json]:
+def pack_chunk_runs(events: Iterable[Any], bounds: RowBounds = JSONL_BOUNDS) -> list[Any]:
     """The storage records the harness writes for one batch of plain events, in order.
 
     Runs never cross the batch given: the harness packs per durable batch, so the same
     events flushed in other batches give other rows (both decode to the same events).
+    Items that are not dicts (a record a writer serialized already) never pack.
     """
-    out: list[Json] = []
+    out: list[Any] = []
     kind: str | None = None
     run: list[Json] = []
     for event in events:
-        event_kind = _delta_kind(event)
+        event_kind = _delta_kind(event) if isinstance(event, dict) else None
         if event_kind is not None and event_kind == kind and _continues(run[-1], event, kind):
             run.append(event)
             continue

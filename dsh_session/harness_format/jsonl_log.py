@@ -179,10 +179,15 @@ def read_log(data: bytes, *, compressed: bool) -> HarnessLog:
 
 
 def batch_text(events: Iterable[Any], *, pack_chunks: bool = True) -> bytes:
-    """One durable batch as JSONL (newline-terminated), packed as the harness packs."""
+    """One durable batch as JSONL (newline-terminated), packed as the harness packs.
+
+    A ``bytes`` item is a record already serialized as ``dumps_js`` would (a writer
+    that has its events' JSON passes it so); it is written as it is and never packs."""
     events = list(events)
     records = pack_chunk_runs(events) if pack_chunks else events
-    return "".join(dumps_js(record) + "\n" for record in records).encode()
+    lines = [r if isinstance(r, bytes) else dumps_js(r).encode() for r in records]
+    lines.append(b"")
+    return b"\n".join(lines)
 
 
 def encode_batch(

@@ -20,7 +20,7 @@ from dsh_session.errors import StoreError
 from dsh_session.events import SessionEvent
 from dsh_session.harness_format import encode_log, header_line, list_session_folders, log_path
 from dsh_session.header import SessionHeader
-from dsh_session.stores._codec import dump_event
+from dsh_session.stores.wire_records import wire_records
 
 Compression = Literal["zstd", "none"]
 """``zstd``: one checksummed frame per durable batch (the harness's default);
@@ -66,11 +66,6 @@ def harness_header_line(header: SessionHeader) -> str:
     return header_line(header_fields(header))
 
 
-def event_records(events: Sequence[SessionEvent]) -> list[Any]:
-    """Events as the plain JSON records the harness codecs pack and frame."""
-    return [json.loads(dump_event(event)) for event in events]
-
-
 def new_artifact(
     root: Path,
     header: SessionHeader,
@@ -84,7 +79,7 @@ def new_artifact(
     path = log_path(root, header.cwd, header.id, compressed=compressed)
     content = encode_log(
         header_fields(header),
-        [event_records(events)],
+        [wire_records(events, pack_chunks=pack_chunks)],
         pack_chunks=pack_chunks,
         compress=compressed,
     )

@@ -1,0 +1,57 @@
+"""A batch written from events' own JSON is byte-identical to the old encoding
+(dump, parse back, ``dumps_js``), floats, escapes and packed chunk runs included."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dsh_llm import create_user_message
+from dsh_session import Session, SessionEvent
+from dsh_session.harness_format import batch_text
+from dsh_session.stores._codec import dump_event
+from dsh_session.stores.wire_records import wire_records
+
+FLOATS = [0.1, 1.0, 1.5, 123.456, 1e15, 1e16, 1.5e17, 1e-4, 1e-5, 1.2e-5, 1e-7, -2.5e-9, 1e300]
+TEXTS = ["plain", "é ü 中文 🙂", '"quoted" \\ back', "\x00\x01\x1f\x7f \b\f\n\r\t", "\u2028\u2029"]
+
+
+def _events() -> list[SessionEvent]:
+    session = Session.create("wire")
+    session.append("turn/start", {"turn": 1})
+    session.append("step/start", {"turn": 1, "step": 1})
+    for text in TEXTS:
+        session.append("user/message", create_user_message(content=text, source={"kind": "user"}))
+    for index in range(5):
+        chunk = {"type": "text-delta", "index": 0, "text": TEXTS[index % len(TEXTS)]}
+        session.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": chunk})
+    config = {"provider": "p", "model": "m", "floats": FLOATS, "big": 2**62, "neg": -3}
+    session.append("request/header", {"header": {"config": config}, "reason": "initial"})
+    for value in FLOATS:
+        source = {"kind": "user", "weight": value}
+        session.append("user/message", create_user_message(content="f", source=source))
+    return list(session.events)
+
+
+def _old_text(events: list[SessionEvent], pack_chunks: bool) -> bytes:
+    return batch_text([json.loads(dump_event(e)) for e in events], pack_chunks=pack_chunks)
+
+
+@pytest.mark.parametrize("pack_chunks", [True, False])
+def test_the_bytes_are_those_of_the_old_encoding(pack_chunks: bool) -> None:
+    events = _events()
+    records = wire_records(events, pack_chunks=pack_chunks)
+    assert batch_text(records, pack_chunks=pack_chunks) == _old_text(events, pack_chunks)
+    assert sum(isinstance(r, bytes) for r in records) >= len(TEXTS)  # the fast path ran
+
+
+def test_each_float_form_gives_the_old_bytes_alone() -> None:
+    for event in _events():
+        [record] = wire_records([event], pack_chunks=False)
+        assert batch_text([record]) == _old_text([event], False), dump_event(event)
+
+
+def test_packed_runs_still_pack() -> None:
+    text = batch_text(wire_records(_events(), pack_chunks=True))
+    assert b'"type":"text-chunks"' in text
