@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Literal
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Literal, TypeVar
 
 from dsh_agent.approvals.errors import ApprovalsPending
 from dsh_agent.approvals.gate import ApprovalGate
@@ -79,6 +78,7 @@ one runs its first step even with no new input."""
 
 _COMPLETED = CompletedReason()
 _MAX_TOKENS = MaxTokensReason()
+_T = TypeVar("_T")
 
 
 class StepRunner:
@@ -151,32 +151,43 @@ class StepRunner:
         """Run one step; return how it would end the turn (completed, max-tokens or an
         error), or None when tools ran and the model needs another step. Raises
         :class:`TurnAborted` once the step is closed when the turn was cancelled."""
+        bracket = StepData(turn=turn, step=step)  # one value for step/start and step/end
+        self._session.append("step/start", bracket)
+        return await self._closing(bracket, self._attempts(scope, turn, step, entering, prelude))
+
+    async def _attempts(
+        self,
+        scope: CancelScope,
+        turn: int,
+        step: int,
+        entering: tuple[UserMessage, ...],
+        prelude: Prelude | None,
+    ) -> TurnEndReason | None:
+        """The inside of :meth:`run`, between ``step/start`` and ``step/end``."""
         append = self._session.append
-        append("step/start", StepData(turn=turn, step=step))
-        with self._closing(turn, step):
-            if prelude is not None:
-                prelude(turn, step)
-            for message in entering:
-                append("user/message", message)
-            while True:  # one attempt, and one more after each retry wait
-                request = self._request()
-                if self._check_requests:
-                    differences = diff_requests(request, reconstruct_request(self._session.events))
-                    if differences:
-                        mismatch = str(RequestMismatch(differences))
-                        # The harness has no check mode; its nearest code, detail in the message.
-                        failure = LlmFailure(
-                            message=f"request mismatch: {mismatch}", code=INVALID_REQUEST
-                        )
-                        return ErrorReason(error=failure)
-                await self._checkpoint(scope)
-                outcome = await self._answer(scope, turn, step, request)
-                if await self._context.recover(scope, turn, outcome):  # overflow: compacted
-                    outcome = await self._answer(scope, turn, step, self._request())
-                if not isinstance(outcome, ErrorReason) or self._retry is None:
-                    return outcome
-                if not await self._retry.wait(scope, turn, step, request.provider, outcome.error):
-                    return outcome
+        if prelude is not None:
+            prelude(turn, step)
+        for message in entering:
+            append("user/message", message)
+        while True:  # one attempt, and one more after each retry wait
+            request = self._request()
+            if self._check_requests:
+                differences = diff_requests(request, reconstruct_request(self._session.events))
+                if differences:
+                    mismatch = str(RequestMismatch(differences))
+                    # The harness has no check mode; its nearest code, detail in the message.
+                    failure = LlmFailure(
+                        message=f"request mismatch: {mismatch}", code=INVALID_REQUEST
+                    )
+                    return ErrorReason(error=failure)
+            await self._checkpoint(scope)
+            outcome = await self._answer(scope, turn, step, request)
+            if await self._context.recover(scope, turn, outcome):  # overflow: compacted
+                outcome = await self._answer(scope, turn, step, self._request())
+            if not isinstance(outcome, ErrorReason) or self._retry is None:
+                return outcome
+            if not await self._retry.wait(scope, turn, step, request.provider, outcome.error):
+                return outcome
 
     async def resume(self, scope: CancelScope, turn: int, step: int) -> TurnEndReason | None:
         """Go on with the tool phase of ``step``, left open waiting for approval
@@ -185,22 +196,23 @@ class StepRunner:
         call is still undecided."""
         current = open_step(self._session)
         assert current is not None and (current.turn, current.step) == (turn, step)
-        with self._closing(turn, step):
-            concluded = await self._run_tools(scope, turn, step, current.calls)
-            scope.check()
+        tools = self._run_tools(scope, turn, step, current.calls)
+        concluded = await self._closing(StepData(turn=turn, step=step), tools)
+        scope.check()
         return _COMPLETED if concluded else None
 
-    @contextmanager
-    def _closing(self, turn: int, step: int) -> Iterator[None]:
-        """Append ``step/end`` however the block ends, unless it waits for approval."""
+    async def _closing(self, bracket: StepData, body: Awaitable[_T]) -> _T:
+        """Await ``body``, then append ``step/end`` however it ends, unless it waits for
+        approval. (A coroutine, not a context manager: this runs twice a tool turn.)"""
         try:
-            yield
+            result = await body
         except ApprovalsPending:
             raise
         except BaseException:
-            self._session.append("step/end", StepData(turn=turn, step=step))
+            self._session.append("step/end", bracket)
             raise
-        self._session.append("step/end", StepData(turn=turn, step=step))
+        self._session.append("step/end", bracket)
+        return result
 
     def _request(self) -> GenerateRequest:
         """Log the header when needed, then build the request from it and the derived
