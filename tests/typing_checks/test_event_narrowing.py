@@ -75,7 +75,9 @@ def a_tool_turn() -> Session:
     )
     assert_type(result, ToolResultEvent)
     assert_type(result.data, ToolResultData)
-    untyped = session.append("step/end", {"turn": 1, "step": 1})
+    step_end: str = "step/end"  # a type string only known at run time
+    untyped = session.append(step_end, {"turn": 1, "step": 1})
+    assert_type(untyped, LogEvent)
     assert untyped.type == "step/end"
     return session
 
