@@ -114,6 +114,9 @@ def test_session_events_narrow_on_the_type_string() -> None:
     assert tool_reads(list(session.events)) == (["echo"], ["c1"])
     names = [event.data.name for event in session.events if event.type == "tool/call"]
     assert names == ["echo"]
+    results = [node.event for node in session.surface if node.event.type == "tool/result"]
+    assert_type(results, list[ToolResultEvent])
+    assert [result.data.message.content[0].tool_call_id for result in results] == ["c1"]
 
 
 def test_observers_are_given_log_events() -> None:
