@@ -4,10 +4,12 @@ It must pass mypy --strict and pyright after the README's install: the packages 
 found through the install alone and their annotations (py.typed) are used.
 """
 
+from typing import assert_type
+
 from dsh_agent import AgentLoop, tool
 from dsh_llm import UserMessage, create_user_message
 from dsh_llm.testing import ScriptedAdapter, reply
-from dsh_session import Session
+from dsh_session import Session, ToolCallEvent
 
 
 @tool
@@ -28,4 +30,16 @@ def build() -> tuple[AgentLoop, UserMessage]:
     return agent, message
 
 
-seq: int = build()[0].session.seq
+def tool_names(session: Session) -> list[str]:
+    """A narrowing read of the log: the type string selects the event's class."""
+    names: list[str] = []
+    for event in session.events:
+        if event.type == "tool/call":
+            assert_type(event, ToolCallEvent)
+            names.append(event.data.name)
+    return names
+
+
+agent = build()[0]
+seq: int = agent.session.seq
+assert tool_names(agent.session) == []

@@ -248,7 +248,7 @@ class _EventSource:
         self.size, self.position, self.seq = size, 0, 0
 
     def next_batch(self) -> list[tuple[int, SessionEvent]]:
-        batch = []
+        batch: list[tuple[int, SessionEvent]] = []
         for _ in range(self.size):
             batch.append((self.seq, self.events[self.position]))
             self.position = (self.position + 1) % len(self.events)

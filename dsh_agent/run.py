@@ -19,7 +19,13 @@ from dsh_agent.tools import Tool
 from dsh_llm.content import TextBlock
 from dsh_llm.messages import UserMessage
 from dsh_llm.stream import LlmFailure
-from dsh_session.events import AssistantMessageEvent, ErrorReason, SessionEvent, TurnEndEvent
+from dsh_session.events import (
+    AssistantMessageEvent,
+    ErrorReason,
+    LogEvent,
+    SessionEvent,
+    TurnEndEvent,
+)
 
 OutputT = TypeVar("OutputT", default=None)
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -35,7 +41,7 @@ class RunResult(Generic[OutputT]):
     """The text of the last committed assistant message that had text, if any."""
     finish_reason: str | None
     """The ``kind`` of the last turn-end reason (e.g. ``completed``), if a turn ended."""
-    events: tuple[SessionEvent, ...]
+    events: tuple[LogEvent, ...]
     """The events from the message's inbox receipt to the next idle."""
     failure: LlmFailure | None = None
     """Why the last turn of the interval failed, when it ended ``error``."""

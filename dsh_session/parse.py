@@ -27,13 +27,13 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 
 from dsh_session.errors import SessionCorruptError, SessionFormatError
-from dsh_session.events import EVENT_CLASSES, SessionEvent, SessionEventAdapter
+from dsh_session.events import EVENT_CLASSES, LogEvent, SessionEventAdapter
 
 RawEvent = str | bytes | Mapping[str, Any]
 """A stored event: its wire JSON text, or that JSON already parsed."""
 
 
-def parse_events(raw: Iterable[RawEvent]) -> list[SessionEvent]:
+def parse_events(raw: Iterable[RawEvent]) -> list[LogEvent]:
     """Validate stored events, in order, in one pass.
 
     An unknown event type is kept only when marked ``ignorable: true``; otherwise
@@ -42,14 +42,14 @@ def parse_events(raw: Iterable[RawEvent]) -> list[SessionEvent]:
     position) and the field at fault. Seq contiguity and the log rules are checked by
     ``Session.from_log``.
     """
-    events: list[SessionEvent] = []
+    events: list[LogEvent] = []
     validate_json = SessionEventAdapter.validate_json
     validate_python = SessionEventAdapter.validate_python
     with collector_paused():
         for position, item in enumerate(raw):
             try:
                 if isinstance(item, (str, bytes)):
-                    event: SessionEvent = validate_json(item)
+                    event: LogEvent = validate_json(item)
                 else:
                     event = validate_python(item)
             except ValidationError:

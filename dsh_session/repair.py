@@ -36,6 +36,7 @@ from dsh_session.approvals import undecided_call_ids
 from dsh_session.events import (
     AssistantMessageEvent,
     InterruptedReason,
+    LogEvent,
     SessionEvent,
     StepData,
     StepEndEvent,
@@ -72,7 +73,7 @@ class _Call:
     """The seq of its ``tool/call`` once it started."""
 
 
-def interrupted_turn_closers(events: Sequence[SessionEvent]) -> list[SessionEvent]:
+def interrupted_turn_closers(events: Sequence[SessionEvent]) -> list[LogEvent]:
     """The events that close the turn left open at the end of ``events`` (seq
     0, 1, 2, ... in order), or ``[]`` when no turn is open. For a turn waiting on
     approval, only the results of its started calls (the turn stays open)."""
@@ -107,7 +108,7 @@ def interrupted_turn_closers(events: Sequence[SessionEvent]) -> list[SessionEven
     turn = open_turn
     seq, time = events[-1].seq + 1, events[-1].time
     waiting = open_step is not None and not undecided_call_ids(events).isdisjoint(awaiting)
-    closers: list[SessionEvent] = []
+    closers: list[LogEvent] = []
     for call_id, call in awaiting.items():
         if waiting and call.call_seq is None:
             continue  # not started: it runs (or is denied) when the turn resumes
@@ -134,7 +135,9 @@ def _last_turn_start(events: Sequence[SessionEvent]) -> int:
     return len(events)
 
 
-def _interrupted_result(turn: int, call_id: str, call: _Call, seq: int, time: int) -> SessionEvent:
+def _interrupted_result(
+    turn: int, call_id: str, call: _Call, seq: int, time: int
+) -> ToolResultEvent:
     started = call.call_seq is not None
     message = freeze_message(
         {

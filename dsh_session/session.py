@@ -35,8 +35,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("dsh_session")
 
-Observer = Callable[[SessionEvent], None]
-"""Called synchronously with each committed event."""
+Observer = Callable[[LogEvent], None]
+"""Called synchronously with each committed event (typed as :attr:`Session.events`
+items are, so it narrows on ``event.type``)."""
 
 
 class Session:
@@ -128,17 +129,13 @@ class Session:
         return len(self._events)
 
     @property
-    def events(self) -> Sequence[SessionEvent]:
-        """All events so far, as an immutable view that never changes once returned."""
+    def events(self) -> Sequence[LogEvent]:
+        """All events so far, as an immutable view that never changes once returned.
+        Items are typed as the union of event classes, so they narrow on
+        ``event.type == "tool/result"`` (or ``isinstance``) under a type checker."""
         if len(self._view) != len(self._events):
             self._view = PrefixView(self._events, len(self._events))
-        return self._view
-
-    @property
-    def typed_events(self) -> Sequence[LogEvent]:
-        """:attr:`events` (the same view, no copy) typed as the union of event classes,
-        so items narrow on ``event.type == "tool/result"`` under a type checker."""
-        return cast("Sequence[LogEvent]", self.events)
+        return cast("Sequence[LogEvent]", self._view)
 
     @property
     def open_turn(self) -> int | None:
@@ -292,7 +289,7 @@ class Session:
         try:
             for observer in tuple(self._observers.values()):
                 try:
-                    observer(event)
+                    observer(cast("LogEvent", event))
                 except Exception:
                     logger.exception(
                         "observer %r of session %r failed on event %d (%s)",

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import cast, overload
 
 from dsh_llm.messages import Message
 from dsh_session.events import (
     AssistantMessageEvent,
+    LogEvent,
     SessionEvent,
     ToolResultEvent,
     UserMessageEvent,
@@ -36,7 +37,7 @@ class SurfaceNode:
 
     position: int
     """0-based position on the surface (the model sees positions in order)."""
-    event: SessionEvent
+    event: LogEvent
     """The surface event (``user/message``, ``assistant/message``, ``tool/result``)."""
 
     @property
@@ -62,7 +63,8 @@ class SurfaceView(Sequence[SurfaceNode]):
     ) -> None:
         self._seqs = seqs
         self._length = length
-        self._events = events  # the log indexed by seq; earlier events never change
+        # The log indexed by seq; earlier events never change. Its items are log events.
+        self._events = cast("Sequence[LogEvent]", events)
         self.generation = generation
 
     def __len__(self) -> int:

@@ -32,11 +32,11 @@ from dsh_session.events import (
     InboxSplicedEvent,
     LlmRetryEvent,
     LlmRetryStartedEvent,
+    LogEvent,
     RequestContextData,
     RequestContextEvent,
     RequestHeaderData,
     RequestHeaderEvent,
-    SessionEvent,
     StepData,
     StepEndEvent,
     StepStartEvent,
@@ -309,4 +309,4 @@ class TypedAppend(Protocol):
         *,
         surface_op: _Op = None,
         source_event_seqs: _Seqs = None,
-    ) -> SessionEvent: ...
+    ) -> LogEvent: ...

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from dsh_session.errors import SessionCorruptError, SessionError
-from dsh_session.events import SessionEvent
+from dsh_session.events import LogEvent
 from dsh_session.header import SessionHeader, SessionId, parse_header
 from dsh_session.parse import parse_events
 from dsh_session.stores.recovery import StoredLog, TornTail
@@ -68,7 +68,7 @@ def scan_jsonl(data: bytes, session_id: SessionId, where: str) -> ScannedLog:
     return ScannedLog(StoredLog(header, events, torn, fragment), log_end)
 
 
-def _parse_all(rows: list[bytes]) -> list[SessionEvent] | None:
+def _parse_all(rows: list[bytes]) -> list[LogEvent] | None:
     """Every line as the event at its seq, or ``None`` if any line is off."""
     try:
         events = parse_events(rows)
@@ -85,7 +85,7 @@ def _scan_line_by_line(
     """Find the first line that is not JSON and decide: torn tail, or corruption. A
     line that is JSON but not the expected event raises where it stands."""
     rows = lines[1:]
-    events: list[SessionEvent] = []
+    events: list[LogEvent] = []
     offset = len(lines[0]) + 1
     for seq, row in enumerate(rows):
         line = seq + 2

@@ -26,7 +26,7 @@ from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 
 from dsh_session.errors import SessionConflictError, SessionError, StoreError
-from dsh_session.events import SessionEvent
+from dsh_session.events import LogEvent
 from dsh_session.header import SessionHeader, SessionId, validate_session_id
 from dsh_session.session import Session
 from dsh_session.stores.follow import check_from_seq, poll_events
@@ -89,7 +89,7 @@ class Batch:
     session_id: SessionId
     header: SessionHeader | None
     """The header, when this batch also creates the session in the store."""
-    events: Sequence[SessionEvent]
+    events: Sequence[LogEvent]
     """Contiguous events, starting at the first one not yet durable."""
 
 
@@ -161,7 +161,7 @@ class SessionStore(ABC):
         take-over is a plain claim (it succeeds once the owner is gone)."""
         self._claim(session_id, stored=True)
 
-    def _read_events(self, session_id: SessionId, from_seq: int) -> list[SessionEvent]:
+    def _read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]:
         """The stored events from ``from_seq`` on, for :meth:`follow`; a backend that can
         read a range without the whole log overrides this."""
         return self._read_log(session_id).events[from_seq:]
@@ -333,7 +333,7 @@ class SessionStore(ABC):
 
     def follow(
         self, session_id: str, *, from_seq: int = 0, poll_interval: float = 0.1
-    ) -> AsyncGenerator[SessionEvent, None]:
+    ) -> AsyncGenerator[LogEvent, None]:
         """The session's durable events from ``from_seq`` on, in order, as any process
         commits them: first those stored already, then each new one, until the caller
         stops iterating or the store is closed. Raises :class:`SessionNotFoundError`

@@ -14,7 +14,7 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING
 
 from dsh_session.errors import SessionCorruptError
-from dsh_session.events import SessionEvent
+from dsh_session.events import LogEvent, SessionEvent
 from dsh_session.header import SessionId
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def in_order(
 
 async def poll_events(
     store: SessionStore, session_id: SessionId, from_seq: int, interval: float
-) -> AsyncGenerator[SessionEvent, None]:
+) -> AsyncGenerator[LogEvent, None]:
     """Follow ``session_id`` in ``store`` by reading its new events every ``interval``
     (``from_seq`` is checked by the caller)."""
     store._check_open()

@@ -7,7 +7,7 @@ load builds a new session over them (validated and repaired like any other load)
 from __future__ import annotations
 
 from dsh_session.errors import StoreError
-from dsh_session.events import SessionEvent
+from dsh_session.events import LogEvent
 from dsh_session.header import SessionHeader, SessionId
 from dsh_session.stores.base import Batch, SessionNotFoundError, SessionStore
 from dsh_session.stores.recovery import StoredLog
@@ -20,7 +20,7 @@ class MemorySessionStore(SessionStore):
 
     def __init__(self) -> None:
         super().__init__()
-        self._logs: dict[SessionId, tuple[SessionHeader, list[SessionEvent]]] = {}
+        self._logs: dict[SessionId, tuple[SessionHeader, list[LogEvent]]] = {}
 
     def __repr__(self) -> str:
         return f"MemorySessionStore(<{len(self._logs)} session(s)>)"

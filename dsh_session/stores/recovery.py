@@ -10,9 +10,10 @@ and the synthetic results keep their ids.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from dsh_session.events import SessionEvent
+from dsh_session.events import LogEvent, SessionEvent
 from dsh_session.header import SessionHeader
 from dsh_session.repair import interrupted_turn_closers
 from dsh_session.session import Session
@@ -55,7 +56,7 @@ class StoredLog:
     """A log as read from storage, before repair."""
 
     header: SessionHeader
-    events: list[SessionEvent]
+    events: list[LogEvent]
     """The complete, validated-as-rows events, seq 0, 1, 2, ..."""
     torn_tail: TornTail | None = None
     torn_bytes: bytes = field(default=b"", repr=False)
@@ -68,7 +69,7 @@ class LoadReport:
     only) and the events it appended (interrupted-turn closers, ``session/end-seed``)."""
 
     torn_tail: TornTail | None
-    appended: tuple[SessionEvent, ...]
+    appended: tuple[LogEvent, ...]
 
     @property
     def repaired(self) -> bool:
@@ -77,7 +78,7 @@ class LoadReport:
 
 
 def restore_session(
-    header: SessionHeader, events: list[SessionEvent], *, resuming: bool = True
+    header: SessionHeader, events: Sequence[SessionEvent], *, resuming: bool = True
 ) -> Session:
     """Build the session a stored log describes: close a turn left open by a crash,
     validate the whole log, and, when ``resuming``, append ``session/end-seed`` unless
@@ -91,7 +92,7 @@ def restore_session(
     return session
 
 
-def _ends_inside_a_turn(events: list[SessionEvent]) -> bool:
+def _ends_inside_a_turn(events: Sequence[SessionEvent]) -> bool:
     """Whether the last turn never ended: found from the end, so a balanced log (the
     common case) costs one short backward scan instead of a pass over every event."""
     for event in reversed(events):

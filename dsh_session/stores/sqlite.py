@@ -29,7 +29,7 @@ import sqlite3
 from pathlib import Path
 
 from dsh_session.errors import SessionCorruptError, StoreError
-from dsh_session.events import SessionEvent
+from dsh_session.events import LogEvent
 from dsh_session.harness_format import SCHEMA_VERSION as HARNESS_SCHEMA_VERSION
 from dsh_session.header import SessionHeader, SessionId, parse_header
 from dsh_session.parse import parse_events
@@ -314,7 +314,7 @@ class SqliteSessionStore(SessionStore):
                 )
         return StoredLog(header, parse_events([event for _, event in rows]))
 
-    def _read_events(self, session_id: SessionId, from_seq: int) -> list[SessionEvent]:
+    def _read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]:
         """The stored events from ``from_seq`` on (what a follower polls for)."""
         if (
             self._db.execute("SELECT 1 FROM dsh_sessions WHERE id = ?", (session_id,)).fetchone()

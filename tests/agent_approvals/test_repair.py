@@ -72,6 +72,7 @@ async def test_a_call_killed_while_running_gets_an_unknown_outcome_and_is_never_
 
     closers = interrupted_turn_closers(crashed)
     assert [event.type for event in closers] == ["tool/result"]  # no step/turn end
+    assert closers[0].type == "tool/result"
     assert closers[0].data.error is not None
     assert closers[0].data.error.code == "TOOL_OUTCOME_UNKNOWN"
     restored = restore_session(agent.session.header, crashed)
@@ -104,6 +105,7 @@ async def test_a_turn_whose_asks_were_all_decided_is_closed_as_interrupted() -> 
 
     closers = interrupted_turn_closers(events)
     assert [event.type for event in closers] == ["tool/result", "step/end", "turn/end"]
+    assert closers[0].type == "tool/result"
     assert closers[0].data.error is not None
     assert closers[0].data.error.code == "TOOL_NOT_STARTED"
     restored = restore_session(session.header, events)

@@ -196,7 +196,7 @@ async def test_cancel_mid_tool_drains_it_and_aborts_the_calls_not_yet_started(
     drained = results[0].data.message.content[0].content
     assert TextBlock(text="real result after cancellation") in drained
     aborted = results[1].data
-    assert aborted.error.name == "AbortError"
+    assert aborted.error is not None and aborted.error.name == "AbortError"
     assert aborted.message.content[0].is_error
     assert aborted.message.content[0].content == (
         TextBlock(text="Error: tool call aborted before dispatch"),

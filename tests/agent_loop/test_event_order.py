@@ -114,7 +114,7 @@ async def test_b_each_tool_result_cites_its_call_and_has_a_fresh_id(
     await agent.when_idle()
 
     events = agent.session.events
-    calls = {e.data.call_id: e.seq for e in events if e.type == "tool/call"}
+    calls: dict[str, int] = {e.data.call_id: e.seq for e in events if e.type == "tool/call"}
     results = [e for e in events if e.type == "tool/result"]
     assert [r.source_event_seqs for r in results] == [(calls["c1"],), (calls["c2"],)]
     assert [r.data.message.content[0].content for r in results] == [

@@ -251,5 +251,6 @@ async def test_a_waking_send_removed_by_a_listener_still_opens_a_turn(
 
     types = [e.type for e in agent.session.events]
     assert types == ["agent/inbox/spliced", "agent/inbox/spliced", "turn/start", "turn/end"]
-    assert agent.session.events[-1].data.reason.kind == "completed"
+    end = agent.session.events[-1]
+    assert end.type == "turn/end" and end.data.reason.kind == "completed"
     assert adapter.requests == []

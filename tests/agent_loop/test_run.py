@@ -40,6 +40,7 @@ async def test_run_starts_at_the_message_receipt(make_agent: AgentFactory) -> No
 
     result = await run(agent, fixed("q2", "two"))
 
+    assert result.events[0].type == "agent/inbox/spliced"
     assert result.events[0].data.inserted[0].id == "q2"
     assert result.final_response == "second"
 

@@ -118,12 +118,14 @@ async def test_a_tool_turn_streams_every_element_in_order_with_its_ids() -> None
             for u in updates
             if isinstance(u, TextDelta | ReasoningDelta) and u.message_id == commit.message_id
         ]
-        assert events[commit.seq].data.message is commit.message
-        assert {d.seq for d in deltas} <= set(events[commit.seq].source_event_seqs or ())
+        event = events[commit.seq]
+        assert event.type == "assistant/message" and event.data.message is commit.message
+        assert {d.seq for d in deltas} <= set(event.source_event_seqs or ())
     call = next(u for u in updates if isinstance(u, ToolCallCommitted))
     result = next(u for u in updates if isinstance(u, ToolResultCommitted))
     assert call.message_id == committed[0].message_id  # the call's parent message
-    assert events[result.seq].data.message is result.message
+    result_event = events[result.seq]
+    assert result_event.type == "tool/result" and result_event.data.message is result.message
     assert events[call.seq].type == "tool/call"
     end = next(u for u in updates if isinstance(u, TurnEnded))
     assert end.kind == "completed" and events[end.seq].type == "turn/end"

@@ -67,7 +67,8 @@ async def test_deps_given_to_the_loop_reach_the_tool() -> None:
     agent = loop([temperature, plain], Weather("°C"))
     await run(agent, create_user_message(content="weather?", source={"kind": "user"}))
     results = [e for e in agent.session.events if e.type == "tool/result"]
-    assert results[0].data.message.content[0].content[0].text == "Oslo: 21 °C"
+    answer = results[0].data.message.content[0].content[0]
+    assert answer.type == "text" and answer.text == "Oslo: 21 °C"
     await agent.aclose()
 
 

@@ -33,7 +33,7 @@ def make_agent(tools: Iterable[Tool], *names: str) -> AgentLoop:
 
 
 def tool_timeline(session: Session) -> list[tuple[str, str]]:
-    timeline = []
+    timeline: list[tuple[str, str]] = []
     for event in session.events:
         if event.type == "tool/call":
             timeline.append(("call", event.data.call_id))
@@ -44,7 +44,7 @@ def tool_timeline(session: Session) -> list[tuple[str, str]]:
 
 
 def result_texts(session: Session) -> dict[str, str]:
-    texts = {}
+    texts: dict[str, str] = {}
     for event in session.events:
         if event.type == "tool/result":
             block = event.data.message.content[0]
@@ -205,7 +205,9 @@ async def test_cancel_drains_started_safe_calls_and_aborts_the_rest() -> None:
         ("call", "c3"),
         ("result", "c3"),
     ]
-    codes = [e.data.error.code for e in agent.session.events if e.type == "tool/result"]
+    codes = [
+        e.data.error and e.data.error.code for e in agent.session.events if e.type == "tool/result"
+    ]
     assert codes == ["TOOL_CANCELLED", "TOOL_CANCELLED", "ABORTED_BEFORE_DISPATCH"]
     await agent.aclose()
 

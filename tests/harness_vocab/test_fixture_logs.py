@@ -11,7 +11,7 @@ import pytest
 from harness_format.fixtures import JSONL_FORMS, SCENARIOS, TS_LOGS, artifact
 
 from dsh_agent import reconstruct_requests
-from dsh_session import Session, SessionEvent, SessionHeader, parse_events
+from dsh_session import LogEvent, Session, SessionHeader, parse_events
 from dsh_session.events import CompactionSummaryEvent
 from dsh_session.harness_format import find_session, read_session, session_header
 from dsh_session.repair import interrupted_turn_closers
@@ -22,7 +22,7 @@ def _expected(scenario: str) -> dict[str, Any]:
     return document
 
 
-def _load(root: Path, session_id: str) -> tuple[dict[str, Any], list[SessionEvent]]:
+def _load(root: Path, session_id: str) -> tuple[dict[str, Any], list[LogEvent]]:
     folder = find_session(root, session_id)
     assert folder is not None, f"{session_id} is not listed under {root}"
     log = read_session(root, folder)
@@ -53,7 +53,7 @@ def test_events_ids_messages_and_requests_equal_the_harness(form: str, scenario:
     assert rebuilt == _step_requests(expected["requests"], events)
 
 
-def _step_requests(received: list[dict[str, Any]], events: list[SessionEvent]) -> list[Any]:
+def _step_requests(received: list[dict[str, Any]], events: list[LogEvent]) -> list[Any]:
     """What the adapter received for agent steps, in the expected file's shape minus
     its ``sessionId``. A compaction's own summarizing call is not a step request (its
     prompt is the compaction plugin's, not in the log); the log records it as the

@@ -48,7 +48,10 @@ def surface_seqs(session: Session) -> list[int]:
 
 def message_at(session: Session, seq: int) -> Message:
     event = session.events[seq]
-    return event.data if isinstance(event, UserMessageEvent) else event.data.message
+    if isinstance(event, UserMessageEvent):
+        return event.data
+    assert isinstance(event, AssistantMessageEvent | ToolResultEvent)
+    return event.data.message
 
 
 def apply(session: Session, operation: Operation) -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import psycopg
 
 from dsh_session.errors import StoreError
-from dsh_session.events import SessionEvent
+from dsh_session.events import LogEvent
 from dsh_session.header import SessionId
 from dsh_session.stores.follow import in_order
 from dsh_session.stores.postgres.fencing import CHANNEL
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 async def listen_events(
     store: PostgresSessionStore, session_id: SessionId, from_seq: int, fallback: float
-) -> AsyncGenerator[SessionEvent, None]:
+) -> AsyncGenerator[LogEvent, None]:
     """Follow ``session_id`` in ``store`` from ``from_seq`` on."""
     store._check_open()
     try:

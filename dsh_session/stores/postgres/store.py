@@ -22,7 +22,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from dsh_session.errors import SessionCorruptError, StoreError
-from dsh_session.events import SessionEvent
+from dsh_session.events import LogEvent
 from dsh_session.header import SessionHeader, SessionId, parse_header, validate_session_id
 from dsh_session.parse import parse_events
 from dsh_session.stores._codec import dump_event, listed_headers
@@ -194,7 +194,7 @@ class PostgresSessionStore(SessionStore):
             )
         return StoredLog(header, parse_events(texts))
 
-    def _read_events(self, session_id: SessionId, from_seq: int) -> list[SessionEvent]:
+    def _read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]:
         with self._pool.connection() as connection:
             return read_events_from(connection, session_id, from_seq, repr(self))
 
@@ -205,7 +205,7 @@ class PostgresSessionStore(SessionStore):
 
     def follow(
         self, session_id: str, *, from_seq: int = 0, poll_interval: float = 1.0
-    ) -> AsyncGenerator[SessionEvent, None]:
+    ) -> AsyncGenerator[LogEvent, None]:
         """The session's durable events from ``from_seq`` on, in order, as any process
         commits them, woken by the ``NOTIFY`` of each flush (``poll_interval`` is only
         the fallback should a notification be missed). Runs until the caller stops
@@ -253,7 +253,7 @@ def events_between(
 
 def read_events_from(
     connection: Connection, session_id: SessionId, from_seq: int, where: str
-) -> list[SessionEvent]:
+) -> list[LogEvent]:
     """The session's committed events from ``from_seq`` on."""
     found = connection.execute(
         "SELECT head FROM dsh_sessions WHERE id = %s", (session_id,)
