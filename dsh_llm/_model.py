@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic.alias_generators import to_camel
 from pydantic_core import core_schema
 
+from dsh_llm._fields_sets import shared_fields_set, shared_fields_set_unless_extras
 from dsh_llm.frozen_json import FrozenDict, FrozenJson, frozen_copy
 
 _NO_EXTRAS = frozen_copy({})
@@ -68,6 +69,7 @@ class DshModel(BaseModel):
     )
 
     if not TYPE_CHECKING:  # hidden from mypy, which would then allow any assignment
+        __pydantic_fields_set__ = shared_fields_set
 
         def __setattr__(self, name: str, value: Any) -> None:
             if name.startswith("_"):
@@ -117,6 +119,8 @@ class OpenDshModel(DshModel):
     # Typed extras: pydantic-core freezes each unknown field while validating and
     # thaws it back to plain JSON when dumping, with no Python pass over the model.
     __pydantic_extra__: dict[str, FrozenJson] = Field(init=False)
+    if not TYPE_CHECKING:
+        __pydantic_fields_set__ = shared_fields_set_unless_extras
 
     def model_post_init(self, context: Any, /) -> None:
         """Swap the plain dict in which pydantic-core collects the unknown fields for a
