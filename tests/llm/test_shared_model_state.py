@@ -121,3 +121,32 @@ def test_json_and_python_validation_share_the_same_sets() -> None:
     assert loaded == message and hash(loaded) == hash(message)
     assert loaded.model_fields_set is message.model_fields_set
     assert loaded.source.model_fields_set is message.source.model_fields_set
+
+
+def test_prompts_created_from_the_plain_user_source_share_one_source() -> None:
+    first = create_user_message(content="a", source={"kind": "user"})
+    second = create_user_message(content="b", source={"kind": "user"})
+    assert first.source is second.source
+    assert first.model_dump(exclude_unset=True)["source"] == {"kind": "user"}
+    assert first.model_dump_json() == (
+        f'{{"id":"{first.id}","role":"user","content":[{{"type":"text","text":"a"}}],'
+        '"source":{"kind":"user"}}'
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        {"kind": "user", "rpcId": 1},
+        {"kind": "user", "editOf": "m0"},
+        {"kind": "plugin", "plugin": "p"},
+        UserSource(),
+    ],
+    ids=["extras", "edit", "plugin", "model"],
+)
+def test_other_sources_are_not_replaced_by_the_shared_one(source: Any) -> None:
+    plain = create_user_message(content="a", source={"kind": "user"}).source
+    message = create_user_message(content="b", source=source)
+    assert message.source is not plain
+    expected = source.model_dump() if isinstance(source, UserSource) else source
+    assert message.source.model_dump(by_alias=True) == expected
