@@ -122,7 +122,11 @@ def _create_assistant(
             raise TypeError(
                 "create_assistant_message() fixes the source kind to 'model'; do not pass 'kind'"
             )
-        source = {"kind": "model", **source}
+        key = _model_source_key(source)
+        shared = _MODEL_SOURCES.get(key) if key else None
+        source = {"kind": "model", **source} if shared is None else shared
+    else:
+        key = shared = None
     message: AssistantMessage = _validate_assistant(
         {
             "id": id,
@@ -131,7 +135,27 @@ def _create_assistant(
             "source": source,
         }
     )
+    if key and shared is None and len(_MODEL_SOURCES) < _MAX_MODEL_SOURCES:
+        _MODEL_SOURCES[key] = message.source
     return message
+
+
+_MODEL_SOURCES: dict[tuple[str, str], ModelSource] = {}
+"""The validated source of each provider and model that assistant messages were created
+for without replay state: every later message of the pair holds the same frozen value
+instead of a new 480-byte model."""
+_MAX_MODEL_SOURCES = 256
+"""A process talks to a few models; past this many pairs, new ones are not kept."""
+
+
+def _model_source_key(source: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(provider, model)`` when ``source`` holds exactly those two strings."""
+    if type(source) is not dict or len(source) != 2:
+        return None
+    provider, model = source.get("provider"), source.get("model")
+    if type(provider) is str and type(model) is str:
+        return (provider, model)
+    return None
 
 
 def create_tool_result_message(

@@ -9,8 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from dsh_llm import (
+    AssistantMessage,
     MessageAdapter,
     TextBlock,
     UserMessage,
@@ -18,6 +20,7 @@ from dsh_llm import (
     create_assistant_message,
     create_user_message,
 )
+from dsh_llm import create as create_module
 from dsh_llm._fields_sets import SharedFieldsSet
 
 
@@ -150,3 +153,38 @@ def test_other_sources_are_not_replaced_by_the_shared_one(source: Any) -> None:
     assert message.source is not plain
     expected = source.model_dump() if isinstance(source, UserSource) else source
     assert message.source.model_dump(by_alias=True) == expected
+
+
+def _assistant(**source: Any) -> AssistantMessage:
+    return create_assistant_message(content="hi", source=source)
+
+
+def test_assistant_messages_of_one_model_share_one_source() -> None:
+    first, second = (
+        _assistant(provider="p", model="shared"),
+        _assistant(provider="p", model="shared"),
+    )
+    assert first.source is second.source
+    assert second.model_dump(exclude_unset=True)["source"] == {
+        "kind": "model",
+        "provider": "p",
+        "model": "shared",
+    }
+    assert _assistant(provider="p", model="other").source is not first.source
+    with_state = _assistant(provider="p", model="shared", replay_state={"a": 1})
+    assert with_state.source is not first.source and with_state.source.replay_state == {"a": 1}
+    assert _assistant(provider="p", model="shared").source.replay_state is None
+
+
+def test_an_invalid_model_source_is_refused_every_time() -> None:
+    for _ in range(2):
+        with pytest.raises(ValidationError, match=r"source\.model"):
+            _assistant(provider="p", model="")
+
+
+def test_the_kept_model_sources_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    kept = create_module._MODEL_SOURCES
+    monkeypatch.setattr(create_module, "_MAX_MODEL_SOURCES", len(kept))
+    first = _assistant(provider="p", model="unkept")
+    assert ("p", "unkept") not in kept
+    assert _assistant(provider="p", model="unkept").source is not first.source
