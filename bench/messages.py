@@ -4,6 +4,7 @@ the same wire shape (the floor), langchain-core and pydantic-ai."""
 
 from __future__ import annotations
 
+import gc
 import json
 import uuid
 from collections.abc import Callable
@@ -282,15 +283,41 @@ def _keep_cases(options: Options) -> list[Case]:
         number=1,
         repeats=options.repeats(8),
     )
-    sizes = {}
+    sizes, tracked = {}, {}
     for name, create in CREATORS.items():
         held, count = bytes_held(keep(create))
         sizes[name] = held / count
+        tracked[name] = _tracked_per_item(keep(create))
     kept = f"{KEPT_MESSAGES:,} messages"
     return [
         Case(SUITE, f"create and keep {kept} (gc on)", "s", times, clock="cpu"),
-        Case(SUITE, "bytes held per kept message", "bytes", sizes, notes="tracemalloc"),
+        Case(
+            SUITE,
+            "bytes held per kept message",
+            "bytes",
+            sizes,
+            targets=(Target("langchain-core", 1.0),),
+            notes="tracemalloc",
+        ),
+        Case(
+            SUITE,
+            "tracked objects per kept message",
+            "objects",
+            tracked,
+            notes="what the cyclic collector walks: gc.get_objects() growth",
+        ),
     ]
+
+
+def _tracked_per_item(build: Callable[[], list[object]]) -> float:
+    """How many more objects the cyclic collector tracks per item while the list
+    ``build`` returns is alive (each one is walked by every full collection)."""
+    gc.collect()
+    before = len(gc.get_objects())
+    items = build()
+    gc.collect()
+    tracked = len(gc.get_objects()) - before - 1  # the list itself
+    return tracked / len(items)
 
 
 def run(options: Options) -> list[Case]:
