@@ -342,6 +342,11 @@ SurfaceOp: TypeAlias = Annotated[
 
 # --- the envelope -----------------------------------------------------------------------
 
+_ABSTRACT_ENVELOPE = (
+    "SessionEvent is the abstract envelope; build a concrete event class "
+    "(e.g. TurnStartEvent) or validate with SessionEventAdapter"
+)
+
 
 class SessionEvent(DshModel):
     """One durable event. Concrete events are the subclasses below, tagged on ``type``;
@@ -363,13 +368,16 @@ class SessionEvent(DshModel):
     ignorable: bool | None = optional()
     """Readers that do not know this type may skip it."""
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
-        if cls is SessionEvent:
-            raise TypeError(
-                "SessionEvent is the abstract envelope; build a concrete event class "
-                "(e.g. TurnStartEvent) or validate with SessionEventAdapter"
-            )
-        return super().__new__(cls)
+    # The refusal sits in ``__init__``, the way Python code builds a model. Marked as
+    # pydantic's own ``__init__`` (``__pydantic_base_init__``), it is not called by
+    # validation, which builds the concrete classes only: the guard costs appends
+    # nothing (a ``__new__`` guard cost a Python frame per event).
+    def __init__(self, /, **data: Any) -> None:
+        if type(self) is SessionEvent:
+            raise TypeError(_ABSTRACT_ENVELOPE)
+        super().__init__(**data)
+
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
     @classmethod
     def model_validate(cls, obj: Any, **kwargs: Any) -> Self:
