@@ -45,12 +45,12 @@ _validate_user = UserMessage.__pydantic_validator__.validate_python
 _validate_assistant = AssistantMessage.__pydantic_validator__.validate_python
 _validate_tool_result = ToolResultMessage.__pydantic_validator__.validate_python
 _validate_system = SystemMessage.__pydantic_validator__.validate_python
-_USER = UserSource()
 _PLAIN_USER = {"kind": "user"}
-_SHARED_PLAIN_USER = UserSource.model_validate(_PLAIN_USER)
-"""The source of every prompt created from ``{"kind": "user"}``: one frozen value
-instead of a 480-byte model per prompt. Its fields set is that of the mapping, so
-``exclude_unset`` dumps are unchanged; a source with extras or ``editOf`` is its own."""
+_USER = UserSource.model_validate(_PLAIN_USER)
+"""The source of every prompt created from ``{"kind": "user"}`` and of every system
+message: one frozen value instead of a 480-byte model each. Its fields set is that of
+the mapping, so ``exclude_unset`` dumps are unchanged; a source with extras or
+``editOf`` is its own."""
 
 
 def _content(content: ContentInput) -> Any:
@@ -67,7 +67,7 @@ def _known_kind(source: object) -> object:
     an unknown source); a message of another system's kind is imported, id and all.
     The plain user source is given as the one shared value."""
     if type(source) is dict and source == _PLAIN_USER:
-        return _SHARED_PLAIN_USER
+        return _USER
     if isinstance(source, Mapping) and source.get("kind") not in KNOWN_SOURCE_KINDS:
         raise InputError(
             f"unknown source kind {source.get('kind')!r} (creation knows "
