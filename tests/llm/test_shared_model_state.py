@@ -188,3 +188,29 @@ def test_the_kept_model_sources_are_bounded(monkeypatch: pytest.MonkeyPatch) -> 
     first = _assistant(provider="p", model="unkept")
     assert ("p", "unkept") not in kept
     assert _assistant(provider="p", model="unkept").source is not first.source
+
+
+def test_values_built_on_many_threads_at_once_share_one_set_per_field_names() -> None:
+    # The registry is filled without a lock: two threads racing on a new field-name set
+    # must still end with one shared set, and every value must dump its own fields.
+    from concurrent.futures import ThreadPoolExecutor
+
+    names = [f"thread-field-{n}" for n in range(40)]
+
+    def build(worker: int) -> list[UserMessage]:
+        return [
+            create_user_message(
+                content=f"{worker}-{n}", source={"kind": "user", names[n % len(names)]: n}
+            )
+            for n in range(400)
+        ]
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        built = [message for batch in pool.map(build, range(8)) for message in batch]
+
+    blocks = {id(message.content[0].__pydantic_fields_set__) for message in built}
+    assert len(blocks) == 1
+    assert len({message.content[0].model_dump()["text"] for message in built}) == 8 * 400
+    for message in built:
+        (extra_name,) = message.source.model_dump(by_alias=True).keys() - {"kind"}
+        assert extra_name in names
