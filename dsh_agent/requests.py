@@ -70,7 +70,7 @@ def _fold(state: LogState, event: SessionEvent, index: int) -> None:
             f"the log must start at seq 0 with no gap: event {index} has seq {event.seq}",
             seq=event.seq,
         )
-    state.commit(event, state.check(event))
+    state.advance(event)
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,11 @@
 
 :class:`LogState` is the state a log is in after its events so far: the open turn and
 step, the tool calls of the open step still awaiting a result, where each turn started
-and ended, the latest request header, and the surface. ``check`` validates the next
-event against it without changing anything; ``commit`` applies a checked event. Live
-append and whole-log validation run the same rules, so a log this package wrote always
-loads, and validity is prefix-closed (every prefix of a valid log is valid).
+and ended, the latest request header, and the surface. ``advance`` checks the next
+event against it and applies it, in one dispatch per event; an event that may not come
+next raises before anything changes. Live append and whole-log validation run the same
+rules, so a log this package wrote always loads, and validity is prefix-closed (every
+prefix of a valid log is valid).
 
 The rules:
 
@@ -51,7 +52,7 @@ from dsh_session.events import (
     TurnStartEvent,
     UserMessageEvent,
 )
-from dsh_session.surface import Span, Surface
+from dsh_session.surface import Surface
 
 
 class LogState:
@@ -86,23 +87,12 @@ class LogState:
         self._turn_starts: list[int] = []
         self._turn_ends: list[int] = []
 
-    def check(self, event: SessionEvent) -> Span | None:
-        """Raise :class:`SessionValidationError` if ``event`` may not come next; change
-        nothing. Returns what ``commit`` needs (the span a surface replace shadows)."""
-        rule = _CHECKS.get(type(event))
+    def advance(self, event: SessionEvent) -> None:
+        """Check that ``event`` may come next and apply it. Raises
+        :class:`SessionValidationError` and changes nothing when it may not."""
+        rule = _ADVANCES.get(type(event))
         if rule is not None:
             rule(self, event)
-        if type(event) in _SURFACE_CLASSES:
-            return self.surface.check(event)
-        return None
-
-    def commit(self, event: SessionEvent, span: Span | None) -> None:
-        """Apply an event that :meth:`check` accepted."""
-        apply = _COMMITS.get(type(event))
-        if apply is not None:
-            apply(self, event)
-        if type(event) in _SURFACE_CLASSES:
-            self.surface.commit(event, span)
 
     def turn_open_at(self, seq: int) -> int | None:
         """The turn that is open right after event ``seq`` (``None`` if none is)."""
@@ -113,20 +103,27 @@ class LogState:
             return None
         return index + 1  # turns are numbered 1, 2, ... in log order
 
-    # --- rules per event type ---------------------------------------------------------
+    # --- one step per event type: every check first, then the change -----------------
 
-    def _check_turn_start(self, event: TurnStartEvent) -> None:
+    def _advance_turn_start(self, event: TurnStartEvent) -> None:
         if self.open_turn is not None:
             _reject(event, f"turn {self.open_turn} is still open", "type")
         if event.data.turn != self.last_turn + 1:
             _reject(event, f"the next turn is {self.last_turn + 1}", "data.turn")
+        self.open_turn = self.last_turn = event.data.turn
+        self.last_step = 0
+        self._awaiting.clear()
+        self._turn_starts.append(event.seq)
 
-    def _check_turn_end(self, event: TurnEndEvent) -> None:
+    def _advance_turn_end(self, event: TurnEndEvent) -> None:
         self._check_in_turn(event, event.data.turn)
         if self.open_step is not None:
             _reject(event, f"step {self.open_step} is still open", "type")
+        self.open_turn = None
+        self._awaiting.clear()
+        self._turn_ends.append(event.seq)
 
-    def _check_step_start(self, event: StepStartEvent) -> None:
+    def _advance_step_start(self, event: StepStartEvent) -> None:
         self._check_in_turn(event, event.data.turn)
         if self.open_step is not None:
             _reject(event, f"step {self.open_step} is still open", "type")
@@ -136,23 +133,45 @@ class LogState:
                 f"the next step of turn {self.open_turn} is {self.last_step + 1}",
                 "data.step",
             )
+        self.open_step = self.last_step = event.data.step
 
-    def _check_assistant_message(self, event: AssistantMessageEvent) -> None:
-        if isinstance(event.surface_op, Replace):
-            return  # surface maintenance; checked by the surface
+    def _advance_step_end(self, event: StepEndEvent) -> None:
         self._check_in_step(event, event.data.turn, event.data.step)
-        requested: set[str] = set()
-        for block in event.data.message.content:
-            if isinstance(block, ToolCallBlock):
-                if block.id in self._awaiting or block.id in requested:
-                    _reject(
-                        event,
-                        f"tool call {block.id!r} is already awaiting a result in this step",
-                        "data.message.content",
-                    )
-                requested.add(block.id)
+        self.open_step = None
+        self._awaiting.clear()
 
-    def _check_tool_call(self, event: ToolCallEvent) -> None:
+    def _advance_chunk(self, event: AssistantChunkEvent) -> None:
+        # The commonest event of a turn: the same comparison as _check_in_step, inline.
+        data = event.data
+        if data.step != self.open_step or data.turn != self.open_turn:
+            self._check_in_step(event, data.turn, data.step)
+
+    def _advance_user_message(self, event: UserMessageEvent) -> None:
+        self.surface.commit(event, self.surface.check(event))
+
+    def _advance_assistant_message(self, event: AssistantMessageEvent) -> None:
+        op = event.surface_op
+        if isinstance(op, Replace):  # surface maintenance; checked by the surface
+            self.surface.commit(event, self.surface.check(event))
+            return
+        self._check_in_step(event, event.data.turn, event.data.step)
+        calls = [b.id for b in event.data.message.content if isinstance(b, ToolCallBlock)]
+        requested: set[str] = set()
+        for call_id in calls:
+            if call_id in self._awaiting or call_id in requested:
+                _reject(
+                    event,
+                    f"tool call {call_id!r} is already awaiting a result in this step",
+                    "data.message.content",
+                )
+            requested.add(call_id)
+        span = self.surface.check(event)
+        if op == "append":
+            for call_id in calls:
+                self._awaiting[call_id] = False
+        self.surface.commit(event, span)
+
+    def _advance_tool_call(self, event: ToolCallEvent) -> None:
         self._check_in_step(event, event.data.turn, event.data.step)
         started = self._awaiting.get(event.data.call_id)
         if started is None:
@@ -164,10 +183,13 @@ class LogState:
             )
         if started:
             _reject(event, f"call {event.data.call_id!r} was already started", "data.callId")
+        self._awaiting[event.data.call_id] = True
 
-    def _check_tool_result(self, event: ToolResultEvent) -> None:
-        if isinstance(event.surface_op, Replace):
-            return  # a content rewrite; checked by the surface
+    def _advance_tool_result(self, event: ToolResultEvent) -> None:
+        op = event.surface_op
+        if isinstance(op, Replace):  # a content rewrite; checked by the surface
+            self.surface.commit(event, self.surface.check(event))
+            return
         self._check_in_step(event, event.data.turn, event.data.step)
         call_id = event.data.message.source.call_id
         if call_id not in self._awaiting:
@@ -177,9 +199,13 @@ class LogState:
                 "or it was already answered",
                 "data.message.source.callId",
             )
+        span = self.surface.check(event)
+        if op == "append":
+            del self._awaiting[call_id]
+        self.surface.commit(event, span)
 
-    def _check_step_event(self, event: StepEndEvent | AssistantChunkEvent) -> None:
-        self._check_in_step(event, event.data.turn, event.data.step)
+    def _advance_request_header(self, event: RequestHeaderEvent) -> None:
+        self.request_header = event.data.header
 
     def _check_in_turn(self, event: SessionEvent, turn: int) -> None:
         if self.open_turn is None:
@@ -194,42 +220,6 @@ class LogState:
         if step != self.open_step:
             _reject(event, f"step {self.open_step} is open, not step {step}", "data.step")
 
-    # --- state changes per event type -------------------------------------------------
-
-    def _commit_turn_start(self, event: TurnStartEvent) -> None:
-        self.open_turn = self.last_turn = event.data.turn
-        self.last_step = 0
-        self._awaiting.clear()
-        self._turn_starts.append(event.seq)
-
-    def _commit_turn_end(self, event: TurnEndEvent) -> None:
-        self.open_turn = self.open_step = None
-        self._awaiting.clear()
-        self._turn_ends.append(event.seq)
-
-    def _commit_step_start(self, event: StepStartEvent) -> None:
-        self.open_step = self.last_step = event.data.step
-
-    def _commit_step_end(self, event: StepEndEvent) -> None:
-        self.open_step = None
-        self._awaiting.clear()
-
-    def _commit_assistant_message(self, event: AssistantMessageEvent) -> None:
-        if event.surface_op == "append":
-            for block in event.data.message.content:
-                if isinstance(block, ToolCallBlock):
-                    self._awaiting[block.id] = False
-
-    def _commit_tool_call(self, event: ToolCallEvent) -> None:
-        self._awaiting[event.data.call_id] = True
-
-    def _commit_tool_result(self, event: ToolResultEvent) -> None:
-        if event.surface_op == "append":
-            del self._awaiting[event.data.message.source.call_id]
-
-    def _commit_request_header(self, event: RequestHeaderEvent) -> None:
-        self.request_header = event.data.header
-
 
 def _reject(event: SessionEvent, problem: str, field: str) -> NoReturn:
     raise SessionValidationError(
@@ -238,25 +228,18 @@ def _reject(event: SessionEvent, problem: str, field: str) -> NoReturn:
 
 
 # Dispatch on the exact event class: one dict lookup per event instead of a chain of
-# isinstance checks (this is the hot loop of loading a long log).
-_CHECKS: dict[type[SessionEvent], Callable[[LogState, Any], None]] = {
-    TurnStartEvent: LogState._check_turn_start,
-    TurnEndEvent: LogState._check_turn_end,
-    StepStartEvent: LogState._check_step_start,
-    StepEndEvent: LogState._check_step_event,
-    AssistantChunkEvent: LogState._check_step_event,
-    AssistantMessageEvent: LogState._check_assistant_message,
-    ToolCallEvent: LogState._check_tool_call,
-    ToolResultEvent: LogState._check_tool_result,
+# isinstance checks (this is the hot loop of appending and of loading a long log).
+# Types not listed (request context, compaction, retries, approvals, foreign types) may
+# come anywhere and change nothing here.
+_ADVANCES: dict[type[SessionEvent], Callable[[LogState, Any], None]] = {
+    TurnStartEvent: LogState._advance_turn_start,
+    TurnEndEvent: LogState._advance_turn_end,
+    StepStartEvent: LogState._advance_step_start,
+    StepEndEvent: LogState._advance_step_end,
+    AssistantChunkEvent: LogState._advance_chunk,
+    UserMessageEvent: LogState._advance_user_message,
+    AssistantMessageEvent: LogState._advance_assistant_message,
+    ToolCallEvent: LogState._advance_tool_call,
+    ToolResultEvent: LogState._advance_tool_result,
+    RequestHeaderEvent: LogState._advance_request_header,
 }
-_COMMITS: dict[type[SessionEvent], Callable[[LogState, Any], None]] = {
-    TurnStartEvent: LogState._commit_turn_start,
-    TurnEndEvent: LogState._commit_turn_end,
-    StepStartEvent: LogState._commit_step_start,
-    StepEndEvent: LogState._commit_step_end,
-    AssistantMessageEvent: LogState._commit_assistant_message,
-    ToolCallEvent: LogState._commit_tool_call,
-    ToolResultEvent: LogState._commit_tool_result,
-    RequestHeaderEvent: LogState._commit_request_header,
-}
-_SURFACE_CLASSES = frozenset({UserMessageEvent, AssistantMessageEvent, ToolResultEvent})

@@ -106,10 +106,9 @@ class Session:
             if not isinstance(event, SessionEvent) or event.seq != expected:
                 raise error(_envelope_problem(event, expected), seq=expected)
             try:
-                span = state.check(event)
+                state.advance(event)
             except SessionValidationError as rejection:
                 raise error(str(rejection), seq=rejection.seq, field=rejection.field) from None
-            state.commit(event, span)
             log.append(event)
         return session
 
@@ -207,10 +206,10 @@ class Session:
                 seq=seq,
             )
         event = self._build(type, data, surface_op, source_event_seqs, seq)
-        span = self._state.check(event)
-        self._state.commit(event, span)
+        self._state.advance(event)
         self._events.append(event)
-        self._announce(event)
+        if self._observers:
+            self._announce(event)
         return event
 
     if TYPE_CHECKING:
@@ -283,8 +282,6 @@ class Session:
         return unsubscribe
 
     def _announce(self, event: SessionEvent) -> None:
-        if not self._observers:
-            return
         self._notifying = True
         try:
             for observer in tuple(self._observers.values()):
