@@ -240,13 +240,12 @@ class Session:
             )
         if surface_op is None and type in SURFACE_TYPES:
             surface_op = "append"
+        # Event times never go backwards, whatever the clock does.
+        time = now_ms()
+        if seq and self._events[-1].time > time:
+            time = self._events[-1].time
         # ``type`` is given because a foreign event class stands for several types.
-        fields: dict[str, Any] = {
-            "type": type,
-            "seq": seq,
-            "time": self._next_time(),
-            "data": data,
-        }
+        fields: dict[str, Any] = {"type": type, "seq": seq, "time": time, "data": data}
         if surface_op is not None:
             fields["surfaceOp"] = surface_op
         if source_event_seqs is not None:
@@ -261,11 +260,6 @@ class Session:
             raise SessionValidationError(
                 f"invalid {type} event {seq}: {field}: {first['msg']}", seq=seq, field=field
             ) from error
-
-    def _next_time(self) -> int:
-        """Now, but never before the previous event: event times do not go backwards."""
-        now = now_ms()
-        return max(now, self._events[-1].time) if self._events else now
 
     # --- observers --------------------------------------------------------------------
 
