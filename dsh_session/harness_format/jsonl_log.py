@@ -85,7 +85,7 @@ class _RecordScanner:
     def _consume(self, line: bytes, end: int) -> None:
         self._line += 1
         try:
-            decoded = expand_record(json.loads(line))
+            decoded = expand_record(_loads(line))
         except RecursionError:
             raise HarnessCorruptError(
                 f"event record at line {self._line + 1} nests too deep to read",
@@ -98,6 +98,13 @@ class _RecordScanner:
                     offset=self.committed,
                 )
             return
+        if self._issue is None and len(decoded) == 1:  # one plain event: most records
+            event = decoded[0]
+            seq = event.get("seq") if type(event) is dict else None
+            if type(seq) is int and seq == len(self.events):
+                self.events.append(event)
+                self.committed = end
+                return
         ends_turn = any(isinstance(e, dict) and e.get("type") == "turn/end" for e in decoded)
         if self._issue is not None:
             if ends_turn:
@@ -117,6 +124,18 @@ class _RecordScanner:
                 return
         self.events.extend(decoded)
         self.committed = end
+
+
+_decode_text = json.JSONDecoder().decode
+
+
+def _loads(line: bytes) -> Any:
+    """``json.loads(line)``. A line that opens a JSON object in UTF-8 (json.loads would
+    detect UTF-8 for it) is decoded directly, without json.loads's per-call encoding
+    detection: a measurable share of reading a 100k-record log."""
+    if line[:1] == b"{" and line[1:2] != b"\x00":
+        return _decode_text(line.decode("utf-8", "surrogatepass"))
+    return json.loads(line)
 
 
 def _split_header(plaintext: bytes) -> tuple[Json, int]:

@@ -216,13 +216,10 @@ def _message_id(event: Json) -> str | None:
     return identity if isinstance(identity, str) else None
 
 
-def _plain_chunk(event: Any) -> bool:
-    """An ``assistant/chunk`` record, which no legacy rule converts and which carries
-    no message id."""
-    if not isinstance(event, dict) or event.get("type") != "assistant/chunk":
-        return False
-    data = event.get("data")
-    return isinstance(data, dict) and "message" not in data
+_TYPE_RULES = {"turn/start": _turn_start, "turn/end": _turn_end, _STEERING: _steering}
+"""The legacy rules that apply to one record type each; ``_message`` comes after them
+(a converted ``steering/message`` is a ``user/message``)."""
+_MESSAGE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
 
 def migrate_legacy_events(events: Iterable[Any], session_id: str) -> list[Any]:
@@ -232,16 +229,23 @@ def migrate_legacy_events(events: Iterable[Any], session_id: str) -> list[Any]:
     ids: dict[int, str] = {}
     out: list[Any] = []
     for event in events:
-        if _plain_chunk(event):  # most of a streamed log; nothing legacy about it
+        if not isinstance(event, dict):
             out.append(event)
             continue
-        if isinstance(event, dict):
-            event = _turn_start(event, session_id)
-            event = _turn_end(event, session_id)
-            event = _steering(event, session_id)
-            event = _message(event, session_id, ids)
-            identity = _message_id(event)
-            if identity is not None and _is_int(event.get("seq")):
-                ids[event["seq"]] = identity
+        kind = event.get("type")
+        data = event.get("data")
+        if kind == "assistant/chunk" and isinstance(data, dict) and "message" not in data:
+            out.append(event)  # most of a streamed log; nothing legacy, no message id
+            continue
+        if isinstance(kind, str):
+            rule = _TYPE_RULES.get(kind)
+            if rule is not None:
+                event = rule(event, session_id)
+                kind = event["type"]
+            if kind in _MESSAGE_TYPES:
+                event = _message(event, session_id, ids)
+        identity = _message_id(event)
+        if identity is not None and _is_int(event.get("seq")):
+            ids[event["seq"]] = identity
         out.append(event)
     return out
