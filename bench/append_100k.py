@@ -39,6 +39,9 @@ from session import _session_with
 SUITE = "append_100k"
 SAMPLE = 39
 """Events compared with the harness's: the first two turns (20 + 19 events)."""
+WARM_UP = 20_000
+"""Events appended once per subject before timing (a whole quick run), so node has
+optimized the harness's hot paths and dsh's caches and imports are warm."""
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 Timing = tuple[float, float]
@@ -95,11 +98,11 @@ def _measure(
     subjects: dict[str, Callable[[int], Timing]], events: int, repeats: int
 ) -> list[dict[str, float]]:
     """Median wall and CPU seconds per subject of appending ``events`` events: ``[wall,
-    cpu]``, after a warm-up call of a fifth as many each (imports, caches, node's JIT)."""
+    cpu]``, after one warm-up call of ``WARM_UP`` events each."""
     samples: dict[str, list[Timing]] = {name: [] for name in subjects}
     order = list(subjects)
     for name in order:
-        subjects[name](events // 5)
+        subjects[name](WARM_UP)
     for repeat in range(repeats):
         shift = repeat % len(order)
         for name in order[shift:] + order[:shift]:
