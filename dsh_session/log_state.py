@@ -146,13 +146,14 @@ class LogState:
         if data.step != self.open_step or data.turn != self.open_turn:
             self._check_in_step(event, data.turn, data.step)
 
-    def _advance_user_message(self, event: UserMessageEvent) -> None:
+    def _advance_surface_only(self, event: SessionEvent) -> None:
+        # A user message, or a replace (surface maintenance, checked by the surface).
         self.surface.commit(event, self.surface.check(event))
 
     def _advance_assistant_message(self, event: AssistantMessageEvent) -> None:
         op = event.surface_op
-        if isinstance(op, Replace):  # surface maintenance; checked by the surface
-            self.surface.commit(event, self.surface.check(event))
+        if isinstance(op, Replace):
+            self._advance_surface_only(event)
             return
         self._check_in_step(event, event.data.turn, event.data.step)
         calls = [b.id for b in event.data.message.content if isinstance(b, ToolCallBlock)]
@@ -187,8 +188,8 @@ class LogState:
 
     def _advance_tool_result(self, event: ToolResultEvent) -> None:
         op = event.surface_op
-        if isinstance(op, Replace):  # a content rewrite; checked by the surface
-            self.surface.commit(event, self.surface.check(event))
+        if isinstance(op, Replace):  # a content rewrite
+            self._advance_surface_only(event)
             return
         self._check_in_step(event, event.data.turn, event.data.step)
         call_id = event.data.message.source.call_id
@@ -237,7 +238,7 @@ _ADVANCES: dict[type[SessionEvent], Callable[[LogState, Any], None]] = {
     StepStartEvent: LogState._advance_step_start,
     StepEndEvent: LogState._advance_step_end,
     AssistantChunkEvent: LogState._advance_chunk,
-    UserMessageEvent: LogState._advance_user_message,
+    UserMessageEvent: LogState._advance_surface_only,
     AssistantMessageEvent: LogState._advance_assistant_message,
     ToolCallEvent: LogState._advance_tool_call,
     ToolResultEvent: LogState._advance_tool_result,
