@@ -39,8 +39,11 @@ class PrefixView(Sequence[T]):
 
     def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
         if isinstance(index, slice):
+            positions = range(self._length)[index]
+            if positions.step == 1:  # a plain slice: one C copy (a store's pending tail)
+                return tuple(self._items[positions.start : positions.stop])
             items = self._items
-            return tuple(items[i] for i in range(self._length)[index])
+            return tuple(items[i] for i in positions)
         position = index + self._length if index < 0 else index
         if not 0 <= position < self._length:
             raise IndexError(f"index {index} out of range for {self._length} items")
