@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from time import time_ns
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
@@ -35,6 +36,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("dsh_session")
 
+_VALIDATORS: dict[str, Callable[[Any], Any]] = {
+    type: event_class.__pydantic_validator__.validate_python
+    for type, event_class in EVENT_CLASSES.items()
+}
+"""Each type's concrete validator, bound once: the same validation as
+``model_validate`` without its Python wrapper or two attribute look-ups per append."""
 Observer = Callable[[LogEvent], None]
 """Called synchronously with each committed event (typed as :attr:`Session.events`
 items are, so it narrows on ``event.type``)."""
@@ -230,8 +237,8 @@ class Session:
         source_event_seqs: Iterable[int] | None,
         seq: int,
     ) -> SessionEvent:
-        event_class = EVENT_CLASSES.get(type)
-        if event_class is None:
+        validate = _VALIDATORS.get(type)
+        if validate is None:
             raise SessionValidationError(
                 f"unknown event type {type!r} for event {seq}; known types: "
                 f"{', '.join(sorted(EVENT_CLASSES))}",
@@ -240,10 +247,10 @@ class Session:
             )
         if surface_op is None and type in SURFACE_TYPES:
             surface_op = "append"
-        # Event times never go backwards, whatever the clock does.
-        time = now_ms()
-        if seq and self._events[-1].time > time:
-            time = self._events[-1].time
+        # Event times never go backwards, whatever the clock does (now_ms, inline).
+        time = time_ns() // 1_000_000
+        if seq and (last := self._events[-1].time) > time:
+            time = last
         # ``type`` is given because a foreign event class stands for several types.
         fields: dict[str, Any] = {"type": type, "seq": seq, "time": time, "data": data}
         if surface_op is not None:
@@ -251,9 +258,7 @@ class Session:
         if source_event_seqs is not None:
             fields["sourceEventSeqs"] = tuple(source_event_seqs)
         try:
-            # The concrete class's validator directly: the same validation without
-            # BaseModel.model_validate's Python wrapper, on every append.
-            return event_class.__pydantic_validator__.validate_python(fields)  # type: ignore[no-any-return]
+            return validate(fields)  # type: ignore[no-any-return]
         except ValidationError as error:
             first = error.errors()[0]
             field = ".".join(str(part) for part in first["loc"])
