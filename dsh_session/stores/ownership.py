@@ -17,6 +17,7 @@ can say who holds the session.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import socket
@@ -74,11 +75,9 @@ class SessionLocks:
             if _names_file(path, file):
                 break
             file.close()  # the owner removed it between our open and our lock: retry
-        try:
-            file.truncate(0)
-            file.write(this_writer().encode())
-        except OSError:
-            pass  # the holder's name is a courtesy to a loser; the lock is what counts
+        # The holder's name is a courtesy to a loser; the lock is what counts.
+        with contextlib.suppress(OSError):
+            _name_holder(file, this_writer().encode())
         self._held[session_id] = file
 
     def release(self, session_id: SessionId) -> None:
@@ -117,6 +116,18 @@ def _names_file(path: Path, file: BinaryIO) -> bool:
         return False
     held = os.fstat(file.fileno())
     return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _name_holder(file: BinaryIO, name: bytes) -> None:
+    """Write ``name`` over the file's content, cutting any longer leftover after it.
+
+    Never by truncating to zero first: ext4 (``auto_da_alloc``) treats a file truncated
+    to zero and rewritten as a replaced file and writes its data back when it is
+    closed, which made releasing a session cost about 0.2 ms more than the rest of a
+    claim (measured 138 µs against 10 µs per claim and release)."""
+    fd = file.fileno()
+    os.pwrite(fd, name, 0)
+    os.ftruncate(fd, len(name))
 
 
 def _read_holder(file: BinaryIO) -> str | None:
