@@ -47,7 +47,10 @@ class TurnDriver:
         approvals: ApprovalGate,
         notify: Callable[[Notification], None],
         closed: Callable[[], bool],
+        owner: Callable[[], object],
     ) -> None:
+        """``owner`` answers the agent loop (a weak reference), which the driver holds
+        while a turn runs or starts, and only then (see :mod:`dsh_agent.loop_parts`)."""
         self._session = session
         self._inbox = inbox
         self._steps = steps
@@ -64,6 +67,9 @@ class TurnDriver:
         """A waking send arrived while the turn was aborting: wake again once idle."""
         self._compacting = False
         """``compact_now()`` is running: a waking send waits for it."""
+        self._owner_ref = owner
+        self._owner: object = None
+        """The agent loop while a driver task runs: a running loop stays alive."""
 
     @property
     def status(self) -> AgentStatus:
@@ -178,6 +184,7 @@ class TurnDriver:
             self._retries.carry(turn, None if again is None else again.remaining)
         driving = self._drive(scope, turn, claimed, again=again is not None, prelude=prelude)
         self._task = asyncio.get_running_loop().create_task(driving)
+        self._owner = self._owner_ref()
 
     def _resume(self, cause: CancelCause | None = None) -> None:
         """Drive the turn that waited for approval on from its open step."""
@@ -189,6 +196,7 @@ class TurnDriver:
         self._set_status("running")
         drive = self._drive(scope, turn, (), resume_step=step)
         self._task = asyncio.get_running_loop().create_task(drive)
+        self._owner = self._owner_ref()
 
     async def _drive(
         self,
@@ -230,10 +238,11 @@ class TurnDriver:
         wake = self._latched and self._inbox.has_pending and not self._closed()
         self._latched = False
         self._set_status("idle")
-        if self._status != "idle" or self._closed():
-            return
-        if self.waiting_turn:
-            if not self._approvals.blocked:  # decided while the driver was stopping
-                self._resume()
-        elif wake:
-            self.start()
+        if self._status == "idle" and not self._closed():
+            if self.waiting_turn:
+                if not self._approvals.blocked:  # decided while the driver was stopping
+                    self._resume()
+            elif wake:
+                self.start()
+        if self._task is None:  # idle: the loop is its program's to keep or to drop
+            self._owner = None
