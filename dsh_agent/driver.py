@@ -24,6 +24,7 @@ from dsh_agent.inbox import Inbox
 from dsh_agent.notifications import AgentStatus, Notification, StatusChanged
 from dsh_agent.retry.chain import RetryTarget
 from dsh_agent.retry.scheduler import RetryScheduler
+from dsh_agent.settling import until_one_done
 from dsh_agent.step import Prelude, StepRunner
 from dsh_agent.turn import TurnRunner
 from dsh_llm.messages import UserMessage
@@ -105,7 +106,7 @@ class TurnDriver:
         """Return once the driver is quiescent (including a turn woken by a latch)."""
         while (task := self._task) is not None:
             self.check_outside_own_turn("when_idle()")
-            await asyncio.wait((task,))
+            await until_one_done((task,))
 
     def check_outside_own_turn(self, what: str) -> None:
         """Refuse to wait for the turn from inside it: it would wait forever."""
