@@ -24,6 +24,7 @@ from dsh_agent.inbox import Inbox
 from dsh_agent.notifications import AgentStatus, Notification, StatusChanged
 from dsh_agent.retry.chain import RetryTarget
 from dsh_agent.retry.scheduler import RetryScheduler
+from dsh_agent.settling import until_one_done
 from dsh_agent.step import Prelude, StepRunner
 from dsh_agent.turn import TurnRunner
 from dsh_llm.messages import UserMessage
@@ -47,7 +48,10 @@ class TurnDriver:
         approvals: ApprovalGate,
         notify: Callable[[Notification], None],
         closed: Callable[[], bool],
+        owner: Callable[[], object],
     ) -> None:
+        """``owner`` answers the agent loop (a weak reference), which the driver holds
+        while a turn runs or starts, and only then (see :mod:`dsh_agent.loop_parts`)."""
         self._session = session
         self._inbox = inbox
         self._steps = steps
@@ -64,6 +68,9 @@ class TurnDriver:
         """A waking send arrived while the turn was aborting: wake again once idle."""
         self._compacting = False
         """``compact_now()`` is running: a waking send waits for it."""
+        self._owner_ref = owner
+        self._owner: object = None
+        """The agent loop while a driver task runs: a running loop stays alive."""
 
     @property
     def status(self) -> AgentStatus:
@@ -99,7 +106,7 @@ class TurnDriver:
         """Return once the driver is quiescent (including a turn woken by a latch)."""
         while (task := self._task) is not None:
             self.check_outside_own_turn("when_idle()")
-            await asyncio.wait((task,))
+            await until_one_done((task,))
 
     def check_outside_own_turn(self, what: str) -> None:
         """Refuse to wait for the turn from inside it: it would wait forever."""
@@ -178,6 +185,7 @@ class TurnDriver:
             self._retries.carry(turn, None if again is None else again.remaining)
         driving = self._drive(scope, turn, claimed, again=again is not None, prelude=prelude)
         self._task = asyncio.get_running_loop().create_task(driving)
+        self._owner = self._owner_ref()
 
     def _resume(self, cause: CancelCause | None = None) -> None:
         """Drive the turn that waited for approval on from its open step."""
@@ -189,6 +197,7 @@ class TurnDriver:
         self._set_status("running")
         drive = self._drive(scope, turn, (), resume_step=step)
         self._task = asyncio.get_running_loop().create_task(drive)
+        self._owner = self._owner_ref()
 
     async def _drive(
         self,
@@ -230,10 +239,11 @@ class TurnDriver:
         wake = self._latched and self._inbox.has_pending and not self._closed()
         self._latched = False
         self._set_status("idle")
-        if self._status != "idle" or self._closed():
-            return
-        if self.waiting_turn:
-            if not self._approvals.blocked:  # decided while the driver was stopping
-                self._resume()
-        elif wake:
-            self.start()
+        if self._status == "idle" and not self._closed():
+            if self.waiting_turn:
+                if not self._approvals.blocked:  # decided while the driver was stopping
+                    self._resume()
+            elif wake:
+                self.start()
+        if self._task is None:  # idle: the loop is its program's to keep or to drop
+            self._owner = None

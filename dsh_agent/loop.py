@@ -9,7 +9,7 @@ whose tool call waits for approval stays open while the agent is idle; ``approve
 from __future__ import annotations
 
 import asyncio
-import logging
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Self, TypeVar
@@ -25,19 +25,14 @@ from dsh_agent.branching import (
     plan_edit,
     start_branch,
 )
-from dsh_agent.cancellation import CancelCauseInput, CancelScope, as_cancel_cause
+from dsh_agent.cancellation import CancelCauseInput, as_cancel_cause
 from dsh_agent.compaction.config import Compaction
 from dsh_agent.compaction.engine import CompactionResult
 from dsh_agent.errors import AgentClosedError, AgentError
 from dsh_agent.inbox import Inbox, check_target
-from dsh_agent.loop_parts import LoopWiring, build_parts
+from dsh_agent.loop_parts import ClosedFlag, LoopWiring, build_parts, store_checkpoint
 from dsh_agent.model_settings import ModelSettings
-from dsh_agent.notifications import (
-    AgentStatus,
-    InboxTarget,
-    Notification,
-    NotificationObserver,
-)
+from dsh_agent.notifications import AgentStatus, InboxTarget, NotificationObserver, Notifier
 from dsh_agent.prestep import PreStepHandler
 from dsh_agent.request_header import overridden
 from dsh_agent.retry.chain import retry_target
@@ -53,8 +48,6 @@ from dsh_session.session import Session
 
 if TYPE_CHECKING:
     from dsh_session.stores import SessionStore
-
-_log = logging.getLogger("dsh_agent")
 
 DEFAULT_RETRY = RetryPolicy()
 """Retries are on unless ``retry=None``: 5, from 500 ms to 10 s, 10 % jitter."""
@@ -107,22 +100,22 @@ class AgentLoop:
         ``None`` leaves the provider's default. ``run(..., settings=...)`` overrides
         them for one run."""
         # Every keyword but the session, so that an edit's branch is built alike.
-        options = {name: value for name, value in locals().items() if name != "self"}
-        del options["session"]
+        options = dict(locals())
+        del options["self"], options["session"]
         claim(session, self)  # one loop per session object; released by aclose() or GC
         try:
             self._session = session
             self._store = store
-            self._closed = False
+            self._closed = ClosedFlag()
             self._observers: list[NotificationObserver] = []
             self._pre_step_handlers: list[PreStepHandler] = []
             tools = tuple(tools)
             wiring = LoopWiring(
-                agent=self,
-                notify=self._notify,
-                checkpoint=self._checkpoint,
+                agent=weakref.ref(self),
+                notify=Notifier(session.id, self._observers),
+                checkpoint=store_checkpoint(store, session),
                 pre_step_handlers=self._pre_step_handlers,
-                closed=lambda: self._closed,
+                closed=self._closed,
             )
             parts = build_parts(
                 wiring,
@@ -165,7 +158,7 @@ class AgentLoop:
         raise :class:`AgentClosedError`. Closing again does nothing more. A loop that
         is garbage-collected gives its session back too."""
         self._driver.check_outside_own_turn("aclose()")
-        self._closed = True
+        self._closed.closed = True
         try:
             scope = self._driver.scope
             if scope is not None:
@@ -185,10 +178,10 @@ class AgentLoop:
     @property
     def closed(self) -> bool:
         """True once :meth:`aclose` was called."""
-        return self._closed
+        return self._closed.closed
 
     def _check_open(self) -> None:
-        if self._closed:
+        if self._closed.closed:
             raise AgentClosedError(
                 f"the agent loop of session {self.id!r} is closed", session_id=self.id
             )
@@ -393,26 +386,8 @@ class AgentLoop:
     def _pending(self) -> int:
         return len(self._inbox.next_step) + len(self._inbox.next_turn)
 
-    # --- notifications ---------------------------------------------------------------------
-
-    def _notify(self, notification: Notification) -> None:
-        for observer in tuple(self._observers):
-            try:
-                observer(notification)
-            except Exception:
-                _log.exception("agent %s: a notification observer failed", self.id)
-
     # --- durability ---------------------------------------------------------------------
 
     async def _flush(self) -> None:
         if self._store is not None:
             await self._store.flush(self._session)
-
-    async def _checkpoint(self, scope: CancelScope) -> None:
-        """Make everything appended so far durable, when a store is attached."""
-        if self._store is None:
-            return
-        try:
-            await self._store.flush(self._session)
-        except asyncio.CancelledError:
-            scope.cancel_from_outside()

@@ -3,16 +3,25 @@
 The loop itself delivers, closes and exposes the verbs; the parts do the work: the
 durable inbox, the approval gate, the context hook (compaction), the retry scheduler,
 the step and turn runners, and the driver that runs turn after turn.
+
+No part holds the loop itself while it is idle (the wiring reaches it through a weak
+reference, and its callbacks close over its lists and flag, not over the loop): an
+idle loop that its program drops is freed at once by reference counting, and with it
+its session and events, instead of waiting as a reference cycle for the collector.
+While a turn runs, the driver holds the loop, so a running loop keeps its claim.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from dsh_agent.agent import Agent
 from dsh_agent.approvals.gate import ApprovalGate
 from dsh_agent.approvals.policy import ApprovalPolicy
+from dsh_agent.cancellation import CancelScope
 from dsh_agent.compaction.config import Compaction
 from dsh_agent.compaction.hook import ContextHook
 from dsh_agent.driver import TurnDriver
@@ -30,6 +39,9 @@ from dsh_agent.turn import TurnRunner
 from dsh_llm.request import ModelAdapter
 from dsh_session.session import Session
 
+if TYPE_CHECKING:
+    from dsh_session.stores import SessionStore
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoopParts:
@@ -45,13 +57,46 @@ class LoopParts:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoopWiring:
-    """The loop's own callbacks and lists that its parts call back into."""
+    """The loop's own callbacks and lists that its parts call back into; none of
+    them holds the loop (see the module docstring)."""
 
-    agent: Agent
+    agent: Callable[[], Agent | None]
+    """The loop, through a weak reference."""
     notify: Callable[[Notification], None]
     checkpoint: Checkpoint
     pre_step_handlers: Sequence[PreStepHandler]
     closed: Callable[[], bool]
+
+
+class ClosedFlag:
+    """Whether the loop was closed, shared with its driver: calling it answers."""
+
+    __slots__ = ("closed",)
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def __call__(self) -> bool:
+        return self.closed
+
+
+def store_checkpoint(store: SessionStore | None, session: Session) -> Checkpoint:
+    """The checkpoint of a loop: make everything appended so far durable when a
+    store is attached (a flush cancelled from outside cancels the turn)."""
+    if store is None:
+        return _no_store
+
+    async def checkpoint(scope: CancelScope) -> None:
+        try:
+            await store.flush(session)
+        except asyncio.CancelledError:
+            scope.cancel_from_outside()
+
+    return checkpoint
+
+
+async def _no_store(scope: CancelScope) -> None:
+    """Nothing to make durable without a store."""
 
 
 def build_parts(
@@ -131,6 +176,7 @@ def build_parts(
         approvals=gate,
         notify=wiring.notify,
         closed=wiring.closed,
+        owner=wiring.agent,
     )
     return LoopParts(
         inbox=inbox, approvals=gate, context=context, retries=retries, steps=steps, driver=driver

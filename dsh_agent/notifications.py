@@ -6,12 +6,15 @@ caller's very message objects, so an observer can match them with ``is`` or by i
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from dsh_llm.ids import MessageId
 from dsh_llm.messages import UserMessage
+
+_log = logging.getLogger("dsh_agent")
 
 AgentStatus: TypeAlias = Literal["idle", "running"]
 """``running`` from the moment a turn is being started until the driver is quiescent."""
@@ -67,3 +70,22 @@ Notification: TypeAlias = (
 
 NotificationObserver: TypeAlias = Callable[[Notification], None]
 """A synchronous observer of live notifications."""
+
+
+class Notifier:
+    """Sends each notification to the observers of one agent, synchronously and in
+    order; an observer that raises is logged and does not stop the others. It holds
+    the observer list, not the agent (see :mod:`dsh_agent.loop_parts`)."""
+
+    __slots__ = ("_agent_id", "_observers")
+
+    def __init__(self, agent_id: str, observers: list[NotificationObserver]) -> None:
+        self._agent_id = agent_id
+        self._observers = observers
+
+    def __call__(self, notification: Notification) -> None:
+        for observer in tuple(self._observers):
+            try:
+                observer(notification)
+            except Exception:
+                _log.exception("agent %s: a notification observer failed", self._agent_id)

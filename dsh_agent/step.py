@@ -270,7 +270,7 @@ class StepRunner:
             source_event_seqs=tuple(chunk_seqs),
         )
         calls = [block for block in message.content if isinstance(block, ToolCallBlock)]
-        concluded = bool(calls) and await self._run_tools(scope, turn, step, calls)
+        concluded = bool(calls) and await self._run_tools(scope, turn, step, calls, fresh=True)
         scope.check()
         if calls and not concluded:
             return None
@@ -339,12 +339,19 @@ class StepRunner:
         chunk_seqs.append(event.seq)
 
     async def _run_tools(
-        self, scope: CancelScope, turn: int, step: int, calls: Sequence[ToolCallBlock]
+        self,
+        scope: CancelScope,
+        turn: int,
+        step: int,
+        calls: Sequence[ToolCallBlock],
+        *,
+        fresh: bool = False,
     ) -> bool:
         """Run the calls the approval gate admits through the tool runner, until one
         waits for a decision (raise :class:`ApprovalsPending`) or all are answered; True
         when a result concludes the turn. A cancelled turn or a failing loop withdraws
-        the open asks, and the calls left are answered."""
+        the open asks, and the calls left are answered. ``fresh``: the calls of the
+        message just committed (see :meth:`ApprovalGate.admit`)."""
         concluded = (turn, step) in self._concluded_waiting
         self._concluded_waiting.discard((turn, step))
         try:
@@ -352,7 +359,8 @@ class StepRunner:
                 if scope.cause is not None:
                     admitted, waiting = self._approvals.withdraw(calls), False
                 else:
-                    admitted, waiting = self._approvals.admit(turn, step, calls)
+                    admitted, waiting = self._approvals.admit(turn, step, calls, fresh=fresh)
+                    fresh = False
                 if await self._tool_runner.run(scope, turn, step, admitted):
                     concluded = True
                 if not waiting:

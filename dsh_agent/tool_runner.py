@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from dsh_agent.cancellation import CancelScope
 from dsh_agent.inbox import Inbox
+from dsh_agent.settling import until_one_done
 from dsh_agent.tool_context import ToolContext
 from dsh_agent.tools import Tool, ToolCallOutcome, execute_tool_call
 from dsh_llm.content import TextBlock, ToolCallBlock
@@ -177,11 +178,11 @@ class _Batch:
         driver is cancelled from outside, the turn is cancelled (the tools are told)
         and the wait goes on, so started calls drain."""
         try:
-            done, _ = await asyncio.wait(self._running, return_when=asyncio.FIRST_COMPLETED)
+            await until_one_done(self._running)
         except asyncio.CancelledError:
             self._scope.cancel_from_outside()
             return
-        for task in done:
+        for task in [task for task in self._running if task.done()]:
             index = self._running.pop(task)
             self._runner.tasks.discard(task)
             self._outcomes[index] = task.result()

@@ -47,12 +47,13 @@ _BLOCKED = BlockedReason()
 
 class TurnRunner:
     """Runs the turns of one agent, one at a time. ``pre_step_handlers`` is the
-    agent's own list (read at each step, so handlers added later take part)."""
+    agent's own list (read at each step, so handlers added later take part). ``agent``
+    answers the agent (a weak reference: the driver holds it while a turn runs)."""
 
     def __init__(
         self,
         *,
-        agent: Agent,
+        agent: Callable[[], Agent | None],
         session: Session,
         inbox: Inbox,
         steps: StepRunner,
@@ -160,6 +161,8 @@ class TurnRunner:
         if not handlers:
             scope.check()
             return claimed
+        agent = self._agent()
+        assert agent is not None  # the driver holds the agent while its turn runs
         with scope.interruptible():
-            decision = await run_pre_step(handlers, PreStep(self._agent, claimed, turn, step))
+            decision = await run_pre_step(handlers, PreStep(agent, claimed, turn, step))
         return None if isinstance(decision, Reject) else tuple(decision.messages)

@@ -107,10 +107,14 @@ class ApprovalGate:
     # --- the tool phase ------------------------------------------------------------------
 
     def admit(
-        self, turn: int, step: int, calls: Sequence[ToolCallBlock]
+        self, turn: int, step: int, calls: Sequence[ToolCallBlock], *, fresh: bool = False
     ) -> tuple[list[ToolCallBlock], bool]:
         """Ask about the calls that need it, then return the unanswered calls that may
-        run now (model order, up to the first undecided one) and whether one waits."""
+        run now (model order, up to the first undecided one) and whether one waits.
+        ``fresh``: the calls of the message this process just committed, whose step
+        has no result and no ask yet; when none needs approval the log is not read."""
+        if fresh and not any(self._verdict(call)[0] for call in calls):
+            return list(calls), False
         current, records = self._state()
         answered = frozenset() if current is None else current.answered
         unanswered = [call for call in calls if call.id not in answered]
