@@ -44,7 +44,7 @@ class GenerateRequest(DshModel):
     @classmethod
     def _keep_dsh_messages(cls, value: Any, handler: Any) -> tuple[Message, ...]:
         if isinstance(value, ValidatedMessages):
-            return tuple(value)
+            return value.as_tuple()
         if isinstance(value, Sequence) and not isinstance(value, str):
             if _MESSAGE_TYPES.issuperset(map(type, value)):
                 return value if type(value) is tuple else tuple(value)

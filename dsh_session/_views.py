@@ -73,3 +73,9 @@ class MessageView(PrefixView[Message], ValidatedMessages):
     validated on append, so a ``GenerateRequest`` built from it skips the per-item check."""
 
     __slots__ = ()
+
+    def as_tuple(self) -> tuple[Message, ...]:
+        # Every request copies the whole history: one C copy of the list, usually
+        # whole (nothing appended since), is 2-3x as fast as iterating the view.
+        items = self._items
+        return tuple(items) if len(items) == self._length else tuple(items[: self._length])
