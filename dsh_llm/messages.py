@@ -131,6 +131,11 @@ class ValidatedMessages(Sequence[Message]):
 
     __slots__ = ()
 
+    def as_tuple(self) -> tuple[Message, ...]:
+        """The items as one tuple (what a request holds). A subclass that keeps its
+        items in a list may copy them at C speed; this general form iterates."""
+        return tuple(self)
+
 
 MessageAdapter: TypeAdapter[Message] = TypeAdapter(Message)
 """Validates (from Python or JSON) and dumps a message of any role."""
