@@ -19,7 +19,7 @@ decision, so this module does not make it.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -42,20 +42,39 @@ def parse_events(raw: Iterable[RawEvent]) -> list[LogEvent]:
     position) and the field at fault. Seq contiguity and the log rules are checked by
     ``Session.from_log``.
     """
+    rows = raw if isinstance(raw, list) else list(raw)
     events: list[LogEvent] = []
-    validate_json = SessionEventAdapter.validate_json
-    validate_python = SessionEventAdapter.validate_python
     with collector_paused():
-        for position, item in enumerate(raw):
-            try:
-                if isinstance(item, (str, bytes)):
-                    event: LogEvent = validate_json(item)
-                else:
-                    event = validate_python(item)
-            except ValidationError:
-                raise _diagnose(item, position) from None
-            events.append(event)
+        try:
+            # Mapped straight onto pydantic-core's validator when the rows are of one
+            # kind (every store reads one): no Python frame per event. ``extend`` keeps
+            # what it got before the first bad row, so ``events`` ends right before it.
+            events.extend(map(_validator_for(rows), rows))
+        except ValidationError:
+            position = len(events)
+            raise _diagnose(rows[position], position) from None
     return events
+
+
+_validate_json = SessionEventAdapter.validator.validate_json
+_validate_python = SessionEventAdapter.validator.validate_python
+_JSON_TEXT = (str, bytes)
+
+
+def _validator_for(rows: list[RawEvent]) -> Callable[[Any], LogEvent]:
+    """The validator for every row: JSON text, parsed mappings, or a mix of both."""
+    kinds = set(map(type, rows))
+    if kinds <= {str, bytes}:
+        return _validate_json
+    if not any(issubclass(kind, _JSON_TEXT) for kind in kinds):
+        return _validate_python
+    return _validate_either
+
+
+def _validate_either(item: RawEvent) -> LogEvent:
+    if isinstance(item, _JSON_TEXT):
+        return _validate_json(item)  # type: ignore[no-any-return]
+    return _validate_python(item)  # type: ignore[no-any-return]
 
 
 @contextmanager
