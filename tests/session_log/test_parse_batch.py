@@ -1,9 +1,11 @@
 """parse_events maps a list of rows straight onto the validator: it must accept exactly
 what validating row by row accepts, stop at the same first bad row and name it as that
-row alone would be named."""
+row alone would be named; and it leaves what it built in the collector's oldest
+generation without touching objects the process froze itself."""
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable
 from typing import Any
@@ -119,3 +121,29 @@ def test_a_tuple_or_an_iterator_answers_as_a_list() -> None:
     expected = batch(lines)
     assert isinstance(expected, tuple)
     assert batch(tuple(lines)) == batch(iter(lines)) == expected  # type: ignore[arg-type]
+
+
+def test_the_events_built_are_in_the_oldest_generation() -> None:
+    events = parse_events(good_lines())
+    assert gc.isenabled()
+    oldest = {id(obj) for obj in gc.get_objects(generation=2)}
+    assert all(id(event) in oldest for event in events)
+
+
+def test_objects_the_process_froze_stay_frozen() -> None:
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        parse_events(good_lines())
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
+def test_a_disabled_collector_stays_disabled() -> None:
+    gc.disable()
+    try:
+        parse_events(good_lines())
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
