@@ -87,14 +87,22 @@ class Surface:
 
     # --- validation -------------------------------------------------------------------
 
-    def check(self, event: SessionEvent) -> Span | None:
-        """Validate a surface event against the current surface without changing it.
-        Returns the shadowed span of a replace, ``None`` for an append."""
+    def put(self, event: SessionEvent) -> None:
+        """Validate a surface event against the current surface and apply it; raise
+        :class:`SessionValidationError` and change nothing when it may not come."""
         _check_sources(event)
+        message = self._message_at(event)
         op = event.surface_op
-        if not isinstance(op, Replace):
-            self._check_id_is_new(event, shadowed=())
-            return None
+        if isinstance(op, Replace):
+            self._replace(event, self._check_replace(event, op, message))
+        else:
+            self._check_id_is_new(event, message, shadowed=())
+            self._positions[event.seq] = len(self._nodes)
+            self._nodes.append(event.seq)
+        self._ids[message.id] = event.seq
+
+    def _check_replace(self, event: SessionEvent, op: Replace, message: Message) -> Span:
+        """The span a replace shadows, once every rule of a replace holds."""
         span = self._span(event, op)
         shadowed = self._nodes[span[0] : span[1] + 1]
         cited = set(event.source_event_seqs or ())
@@ -109,19 +117,19 @@ class Surface:
         if isinstance(event, ToolResultEvent):
             self._check_content_rewrite(event, shadowed)
         else:
-            self._check_identity(event, shadowed)
+            self._check_identity(event, message, shadowed)
             self._check_pairing(event, span)
-        self._check_id_is_new(event, shadowed=shadowed)
+        self._check_id_is_new(event, message, shadowed=shadowed)
         return span
 
-    def _check_id_is_new(self, event: SessionEvent, *, shadowed: Sequence[int]) -> None:
+    def _check_id_is_new(
+        self, event: SessionEvent, message: Message, *, shadowed: Sequence[int]
+    ) -> None:
         """Derived history never holds one ``MessageId`` twice: a surface event's message
         id may only be one that the event itself shadows (a representation change)."""
-        message = message_of(event)
-        holder = None if message is None else self._ids.get(message.id)
+        holder = self._ids.get(message.id)
         if holder is None or holder in shadowed:
             return
-        assert message is not None
         raise SessionValidationError(
             f"event {event.seq} puts message {message.id!r} on the surface, but event "
             f"{holder} already holds it there; one id appears once in derived history "
@@ -189,10 +197,9 @@ class Surface:
                     field=field,
                 )
 
-    def _check_identity(self, event: SessionEvent, shadowed: list[int]) -> None:
+    def _check_identity(self, event: SessionEvent, message: Message, shadowed: list[int]) -> None:
         """A message keeping a shadowed message's id is a representation change: it
         must replace exactly that one node, with the same role and source."""
-        message = self._message_at(event)
         if all(self._message_at(self._events[seq]).id != message.id for seq in shadowed):
             return  # a new semantic message (e.g. a summary checkpoint)
         original = self._events[shadowed[0]]
@@ -250,29 +257,20 @@ class Surface:
 
     # --- commit and derivation --------------------------------------------------------
 
-    def commit(self, event: SessionEvent, span: Span | None) -> None:
-        """Apply a checked surface event."""
-        if span is None:
-            self._positions[event.seq] = len(self._nodes)
-            self._nodes.append(event.seq)
-        else:
-            first, last = span
-            nodes, positions = self._nodes, self._positions
-            for seq in nodes[first : last + 1]:
-                del positions[seq]
-                shadowed = message_of(self._events[seq])
-                if shadowed is not None:
-                    del self._ids[shadowed.id]
-            # A new list, so views taken before keep theirs (they only see appends).
-            self._nodes = [*nodes[:first], event.seq, *nodes[last + 1 :]]
-            positions[event.seq] = first
-            if last > first:  # the nodes after the span moved up
-                for position in range(first + 1, len(self._nodes)):
-                    positions[self._nodes[position]] = position
-            self._generation += 1
-        message = message_of(event)
-        if message is not None:
-            self._ids[message.id] = event.seq
+    def _replace(self, event: SessionEvent, span: Span) -> None:
+        """Swap the checked span of nodes for the replacing event's node."""
+        first, last = span
+        nodes, positions = self._nodes, self._positions
+        for seq in nodes[first : last + 1]:
+            del positions[seq]
+            del self._ids[self._message_at(self._events[seq]).id]
+        # A new list, so views taken before keep theirs (they only see appends).
+        self._nodes = [*nodes[:first], event.seq, *nodes[last + 1 :]]
+        positions[event.seq] = first
+        if last > first:  # the nodes after the span moved up
+            for position in range(first + 1, len(self._nodes)):
+                positions[self._nodes[position]] = position
+        self._generation += 1
 
     def messages(self) -> MessageView:
         """The derived history: projected surface nodes, as an immutable view. Only
