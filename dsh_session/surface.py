@@ -4,9 +4,11 @@ The surface is an ordered list of the seqs of surface events. ``append`` pushes 
 event's seq; ``replace {start, end}`` swaps the inclusive range of surface positions
 holding ``start`` .. ``end`` for the new event's seq. The raw log is never edited.
 
-Derivation is incremental: each appended node is projected once into a list that only
-grows, and callers get an immutable :class:`MessageView` of it; a replace bumps a
-generation counter so the next derivation builds a new list (old views keep theirs).
+Derivation is incremental: a node's projection is kept beside it when it enters the
+surface (so loading a long log projects nothing twice), derivation copies the new ones
+into a list that only grows, and callers get an immutable :class:`MessageView` of it; a
+replace bumps a generation counter so the next derivation builds a new list (old views
+keep theirs).
 """
 
 from __future__ import annotations
@@ -34,7 +36,12 @@ def project(event: SessionEvent) -> Message | None:
     """What a surface node contributes to derived history: its message, except that an
     assistant message with empty content contributes nothing."""
     message = message_of(event)
-    if message is None or (isinstance(event, AssistantMessageEvent) and not message.content):
+    return None if message is None else _projection(event, message)
+
+
+def _projection(event: SessionEvent, message: Message) -> Message | None:
+    """What the surface event holding ``message`` shows (see :func:`project`)."""
+    if isinstance(event, AssistantMessageEvent) and not message.content:
         return None
     return message
 
@@ -51,6 +58,7 @@ class Surface:
         "_nodes",
         "_positions",
         "_projected",
+        "_shown",
         "_surface_view",
         "_view",
     )
@@ -58,6 +66,8 @@ class Surface:
     def __init__(self, events: Sequence[SessionEvent]) -> None:
         self._events = events  # the log, indexed by seq; the owner appends to it
         self._nodes: list[int] = []
+        self._shown: list[Message | None] = []
+        """What each node shows in derived history (:func:`project`), in node order."""
         self._positions: dict[int, int] = {}
         """Seq -> its position in ``_nodes``: a replace finds its span in O(1)."""
         self._ids: dict[str, int] = {}
@@ -94,11 +104,12 @@ class Surface:
         message = self._message_at(event)
         op = event.surface_op
         if isinstance(op, Replace):
-            self._replace(event, self._check_replace(event, op, message))
+            self._replace(event, message, self._check_replace(event, op, message))
         else:
             self._check_id_is_new(event, message, shadowed=())
             self._positions[event.seq] = len(self._nodes)
             self._nodes.append(event.seq)
+            self._shown.append(_projection(event, message))
         self._ids[message.id] = event.seq
 
     def _check_replace(self, event: SessionEvent, op: Replace, message: Message) -> Span:
@@ -257,15 +268,16 @@ class Surface:
 
     # --- commit and derivation --------------------------------------------------------
 
-    def _replace(self, event: SessionEvent, span: Span) -> None:
+    def _replace(self, event: SessionEvent, message: Message, span: Span) -> None:
         """Swap the checked span of nodes for the replacing event's node."""
         first, last = span
-        nodes, positions = self._nodes, self._positions
+        nodes, positions, shown = self._nodes, self._positions, self._shown
         for seq in nodes[first : last + 1]:
             del positions[seq]
             del self._ids[self._message_at(self._events[seq]).id]
-        # A new list, so views taken before keep theirs (they only see appends).
+        # New lists, so views taken before keep theirs (they only see appends).
         self._nodes = [*nodes[:first], event.seq, *nodes[last + 1 :]]
+        self._shown = [*shown[:first], _projection(event, message), *shown[last + 1 :]]
         positions[event.seq] = first
         if last > first:  # the nodes after the span moved up
             for position in range(first + 1, len(self._nodes)):
@@ -280,14 +292,11 @@ class Surface:
             self._view = MessageView(self._messages, 0)
             self._projected = 0
             self._derived_generation = self._generation
-        nodes = self._nodes
-        if self._projected < len(nodes):
-            events, messages = self._events, self._messages
-            for seq in nodes[self._projected :]:
-                message = project(events[seq])
-                if message is not None:
-                    messages.append(message)
-            self._projected = len(nodes)
+        shown = self._shown
+        if self._projected < len(shown):
+            new = shown[self._projected :]
+            self._messages.extend([message for message in new if message is not None])
+            self._projected = len(shown)
         if len(self._view) != len(self._messages):
             self._view = MessageView(self._messages, len(self._messages))
         return self._view
