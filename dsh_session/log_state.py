@@ -94,6 +94,21 @@ class LogState:
         if rule is not None:
             rule(self, event)
 
+    def advance_in_order(self, events: Sequence[SessionEvent]) -> int:
+        """:meth:`advance` over a whole log while each item is the session event whose
+        seq is its position; return where that stopped (``len(events)`` at the end).
+        One dispatch per event and no call in between: this is the loop of a load."""
+        rule_of = _ADVANCES.get
+        for position, event in enumerate(events):
+            rule = rule_of(type(event))
+            if rule is None and not isinstance(event, SessionEvent):
+                return position  # anything may be passed at run time
+            if event.seq != position:
+                return position
+            if rule is not None:
+                rule(self, event)
+        return len(events)
+
     def turn_open_at(self, seq: int) -> int | None:
         """The turn that is open right after event ``seq`` (``None`` if none is)."""
         index = bisect_right(self._turn_starts, seq) - 1
@@ -148,12 +163,11 @@ class LogState:
 
     def _advance_surface_only(self, event: SessionEvent) -> None:
         # A user message, or a replace (surface maintenance, checked by the surface).
-        self.surface.commit(event, self.surface.check(event))
+        self.surface.put(event)
 
     def _advance_assistant_message(self, event: AssistantMessageEvent) -> None:
-        op = event.surface_op
-        if isinstance(op, Replace):
-            self._advance_surface_only(event)
+        if isinstance(event.surface_op, Replace):
+            self.surface.put(event)
             return
         self._check_in_step(event, event.data.turn, event.data.step)
         calls = [b.id for b in event.data.message.content if isinstance(b, ToolCallBlock)]
@@ -166,11 +180,9 @@ class LogState:
                     "data.message.content",
                 )
             requested.add(call_id)
-        span = self.surface.check(event)
-        if op == "append":
-            for call_id in calls:
-                self._awaiting[call_id] = False
-        self.surface.commit(event, span)
+        self.surface.put(event)  # the last check, and the first change
+        for call_id in calls:
+            self._awaiting[call_id] = False
 
     def _advance_tool_call(self, event: ToolCallEvent) -> None:
         self._check_in_step(event, event.data.turn, event.data.step)
@@ -187,9 +199,8 @@ class LogState:
         self._awaiting[event.data.call_id] = True
 
     def _advance_tool_result(self, event: ToolResultEvent) -> None:
-        op = event.surface_op
-        if isinstance(op, Replace):  # a content rewrite
-            self._advance_surface_only(event)
+        if isinstance(event.surface_op, Replace):  # a content rewrite
+            self.surface.put(event)
             return
         self._check_in_step(event, event.data.turn, event.data.step)
         call_id = event.data.message.source.call_id
@@ -200,10 +211,8 @@ class LogState:
                 "or it was already answered",
                 "data.message.source.callId",
             )
-        span = self.surface.check(event)
-        if op == "append":
-            del self._awaiting[call_id]
-        self.surface.commit(event, span)
+        self.surface.put(event)
+        del self._awaiting[call_id]
 
     def _advance_request_header(self, event: RequestHeaderEvent) -> None:
         self.request_header = event.data.header

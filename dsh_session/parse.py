@@ -9,17 +9,21 @@ Nothing built here can form a reference cycle (frozen models over strings, numbe
 and tuples), so :func:`parse_events` pauses the collector for the batch and restores
 it afterwards, even on error. Reference counting still frees garbage as usual.
 
-Pausing does not make the new objects invisible to the collector: the first full
-collection after the load still traverses them once (measured here: about half the
-validation time for 50k events). A process that keeps many loaded sessions and wants
-to skip that too may call ``gc.freeze()`` after loading; that is a process-wide
-decision, so this module does not make it.
+Re-enabling the collector would make its next young pass walk every object the batch
+built (about 10 ms for 20k events, then again in the middle generation), although
+these objects are long-lived by nature. So on exit the collector first moves every
+tracked object into its oldest generation (``gc.freeze()`` then ``gc.unfreeze()``, two
+list splices in CPython), where only full collections visit them; see
+docs/decisions/2026-12-04-load-promotes-to-old-generation.md. A process that keeps many
+loaded sessions and wants full collections to skip them too may call ``gc.freeze()``
+itself; that is a process-wide decision, so this module does not make it.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Mapping
+import sysconfig
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -42,33 +46,67 @@ def parse_events(raw: Iterable[RawEvent]) -> list[LogEvent]:
     position) and the field at fault. Seq contiguity and the log rules are checked by
     ``Session.from_log``.
     """
+    rows = raw if isinstance(raw, list) else list(raw)
     events: list[LogEvent] = []
-    validate_json = SessionEventAdapter.validate_json
-    validate_python = SessionEventAdapter.validate_python
     with collector_paused():
-        for position, item in enumerate(raw):
-            try:
-                if isinstance(item, (str, bytes)):
-                    event: LogEvent = validate_json(item)
-                else:
-                    event = validate_python(item)
-            except ValidationError:
-                raise _diagnose(item, position) from None
-            events.append(event)
+        try:
+            # Mapped straight onto pydantic-core's validator when the rows are of one
+            # kind (every store reads one): no Python frame per event. ``extend`` keeps
+            # what it got before the first bad row, so ``events`` ends right before it.
+            events.extend(map(_validator_for(rows), rows))
+        except ValidationError:
+            position = len(events)
+            raise _diagnose(rows[position], position) from None
     return events
+
+
+_validate_json = SessionEventAdapter.validator.validate_json
+_validate_python = SessionEventAdapter.validator.validate_python
+_JSON_TEXT = (str, bytes)
+
+
+def _validator_for(rows: list[RawEvent]) -> Callable[[Any], LogEvent]:
+    """The validator for every row: JSON text, parsed mappings, or a mix of both."""
+    kinds = set(map(type, rows))
+    if kinds <= {str, bytes}:
+        return _validate_json
+    if not any(issubclass(kind, _JSON_TEXT) for kind in kinds):
+        return _validate_python
+    return _validate_either
+
+
+def _validate_either(item: RawEvent) -> LogEvent:
+    if isinstance(item, _JSON_TEXT):
+        return _validate_json(item)  # type: ignore[no-any-return]
+    return _validate_python(item)  # type: ignore[no-any-return]
 
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Pause CPython's cyclic garbage collector for a bulk build of acyclic objects and
-    restore its previous state on exit, even when the build fails."""
+    restore its previous state on exit, even when the build fails, with what was built
+    already in the oldest generation."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            _promote_to_oldest()
             gc.enable()
+
+
+_PROMOTION_IS_CHEAP = not sysconfig.get_config_var("Py_GIL_DISABLED")
+"""Freezing splices the generation lists with the GIL; a free-threaded build instead
+marks every object on the heap, which would cost more than the pass it saves."""
+
+
+def _promote_to_oldest() -> None:
+    """Move every tracked object into the oldest generation, without a collection. Not
+    when the process froze objects itself: unfreezing would hand those back too."""
+    if _PROMOTION_IS_CHEAP and not gc.get_freeze_count():
+        gc.freeze()
+        gc.unfreeze()
 
 
 def _diagnose(item: RawEvent, position: int) -> SessionFormatError | SessionCorruptError:

@@ -108,15 +108,16 @@ class Session:
         error: type[SessionValidationError] | type[SessionCorruptError],
     ) -> Session:
         session = cls(header)
-        state, log = session._state, session._events
-        for expected, event in enumerate(events):
-            if not isinstance(event, SessionEvent) or event.seq != expected:
-                raise error(_envelope_problem(event, expected), seq=expected)
-            try:
-                state.advance(event)
-            except SessionValidationError as rejection:
-                raise error(str(rejection), seq=rejection.seq, field=rejection.field) from None
-            log.append(event)
+        log = session._events
+        # The rules look earlier events up by seq, so the log holds them all first; a
+        # session that fails is never handed out.
+        log.extend(events)
+        try:
+            end = session._state.advance_in_order(log)
+        except SessionValidationError as rejection:
+            raise error(str(rejection), seq=rejection.seq, field=rejection.field) from None
+        if end < len(log):
+            raise error(_envelope_problem(log[end], end), seq=end)
         return session
 
     # --- reading ----------------------------------------------------------------------

@@ -4,9 +4,11 @@ The surface is an ordered list of the seqs of surface events. ``append`` pushes 
 event's seq; ``replace {start, end}`` swaps the inclusive range of surface positions
 holding ``start`` .. ``end`` for the new event's seq. The raw log is never edited.
 
-Derivation is incremental: each appended node is projected once into a list that only
-grows, and callers get an immutable :class:`MessageView` of it; a replace bumps a
-generation counter so the next derivation builds a new list (old views keep theirs).
+Derivation is incremental: a node's projection is kept beside it when it enters the
+surface (so loading a long log projects nothing twice), derivation copies the new ones
+into a list that only grows, and callers get an immutable :class:`MessageView` of it; a
+replace bumps a generation counter so the next derivation builds a new list (old views
+keep theirs).
 """
 
 from __future__ import annotations
@@ -34,7 +36,12 @@ def project(event: SessionEvent) -> Message | None:
     """What a surface node contributes to derived history: its message, except that an
     assistant message with empty content contributes nothing."""
     message = message_of(event)
-    if message is None or (isinstance(event, AssistantMessageEvent) and not message.content):
+    return None if message is None else _projection(event, message)
+
+
+def _projection(event: SessionEvent, message: Message) -> Message | None:
+    """What the surface event holding ``message`` shows (see :func:`project`)."""
+    if isinstance(event, AssistantMessageEvent) and not message.content:
         return None
     return message
 
@@ -51,6 +58,7 @@ class Surface:
         "_nodes",
         "_positions",
         "_projected",
+        "_shown",
         "_surface_view",
         "_view",
     )
@@ -58,6 +66,8 @@ class Surface:
     def __init__(self, events: Sequence[SessionEvent]) -> None:
         self._events = events  # the log, indexed by seq; the owner appends to it
         self._nodes: list[int] = []
+        self._shown: list[Message | None] = []
+        """What each node shows in derived history (:func:`project`), in node order."""
         self._positions: dict[int, int] = {}
         """Seq -> its position in ``_nodes``: a replace finds its span in O(1)."""
         self._ids: dict[str, int] = {}
@@ -87,14 +97,23 @@ class Surface:
 
     # --- validation -------------------------------------------------------------------
 
-    def check(self, event: SessionEvent) -> Span | None:
-        """Validate a surface event against the current surface without changing it.
-        Returns the shadowed span of a replace, ``None`` for an append."""
+    def put(self, event: SessionEvent) -> None:
+        """Validate a surface event against the current surface and apply it; raise
+        :class:`SessionValidationError` and change nothing when it may not come."""
         _check_sources(event)
+        message = self._message_at(event)
         op = event.surface_op
-        if not isinstance(op, Replace):
-            self._check_id_is_new(event, shadowed=())
-            return None
+        if isinstance(op, Replace):
+            self._replace(event, message, self._check_replace(event, op, message))
+        else:
+            self._check_id_is_new(event, message, shadowed=())
+            self._positions[event.seq] = len(self._nodes)
+            self._nodes.append(event.seq)
+            self._shown.append(_projection(event, message))
+        self._ids[message.id] = event.seq
+
+    def _check_replace(self, event: SessionEvent, op: Replace, message: Message) -> Span:
+        """The span a replace shadows, once every rule of a replace holds."""
         span = self._span(event, op)
         shadowed = self._nodes[span[0] : span[1] + 1]
         cited = set(event.source_event_seqs or ())
@@ -109,19 +128,19 @@ class Surface:
         if isinstance(event, ToolResultEvent):
             self._check_content_rewrite(event, shadowed)
         else:
-            self._check_identity(event, shadowed)
+            self._check_identity(event, message, shadowed)
             self._check_pairing(event, span)
-        self._check_id_is_new(event, shadowed=shadowed)
+        self._check_id_is_new(event, message, shadowed=shadowed)
         return span
 
-    def _check_id_is_new(self, event: SessionEvent, *, shadowed: Sequence[int]) -> None:
+    def _check_id_is_new(
+        self, event: SessionEvent, message: Message, *, shadowed: Sequence[int]
+    ) -> None:
         """Derived history never holds one ``MessageId`` twice: a surface event's message
         id may only be one that the event itself shadows (a representation change)."""
-        message = message_of(event)
-        holder = None if message is None else self._ids.get(message.id)
+        holder = self._ids.get(message.id)
         if holder is None or holder in shadowed:
             return
-        assert message is not None
         raise SessionValidationError(
             f"event {event.seq} puts message {message.id!r} on the surface, but event "
             f"{holder} already holds it there; one id appears once in derived history "
@@ -189,10 +208,9 @@ class Surface:
                     field=field,
                 )
 
-    def _check_identity(self, event: SessionEvent, shadowed: list[int]) -> None:
+    def _check_identity(self, event: SessionEvent, message: Message, shadowed: list[int]) -> None:
         """A message keeping a shadowed message's id is a representation change: it
         must replace exactly that one node, with the same role and source."""
-        message = self._message_at(event)
         if all(self._message_at(self._events[seq]).id != message.id for seq in shadowed):
             return  # a new semantic message (e.g. a summary checkpoint)
         original = self._events[shadowed[0]]
@@ -250,29 +268,21 @@ class Surface:
 
     # --- commit and derivation --------------------------------------------------------
 
-    def commit(self, event: SessionEvent, span: Span | None) -> None:
-        """Apply a checked surface event."""
-        if span is None:
-            self._positions[event.seq] = len(self._nodes)
-            self._nodes.append(event.seq)
-        else:
-            first, last = span
-            nodes, positions = self._nodes, self._positions
-            for seq in nodes[first : last + 1]:
-                del positions[seq]
-                shadowed = message_of(self._events[seq])
-                if shadowed is not None:
-                    del self._ids[shadowed.id]
-            # A new list, so views taken before keep theirs (they only see appends).
-            self._nodes = [*nodes[:first], event.seq, *nodes[last + 1 :]]
-            positions[event.seq] = first
-            if last > first:  # the nodes after the span moved up
-                for position in range(first + 1, len(self._nodes)):
-                    positions[self._nodes[position]] = position
-            self._generation += 1
-        message = message_of(event)
-        if message is not None:
-            self._ids[message.id] = event.seq
+    def _replace(self, event: SessionEvent, message: Message, span: Span) -> None:
+        """Swap the checked span of nodes for the replacing event's node."""
+        first, last = span
+        nodes, positions, shown = self._nodes, self._positions, self._shown
+        for seq in nodes[first : last + 1]:
+            del positions[seq]
+            del self._ids[self._message_at(self._events[seq]).id]
+        # New lists, so views taken before keep theirs (they only see appends).
+        self._nodes = [*nodes[:first], event.seq, *nodes[last + 1 :]]
+        self._shown = [*shown[:first], _projection(event, message), *shown[last + 1 :]]
+        positions[event.seq] = first
+        if last > first:  # the nodes after the span moved up
+            for position in range(first + 1, len(self._nodes)):
+                positions[self._nodes[position]] = position
+        self._generation += 1
 
     def messages(self) -> MessageView:
         """The derived history: projected surface nodes, as an immutable view. Only
@@ -282,14 +292,11 @@ class Surface:
             self._view = MessageView(self._messages, 0)
             self._projected = 0
             self._derived_generation = self._generation
-        nodes = self._nodes
-        if self._projected < len(nodes):
-            events, messages = self._events, self._messages
-            for seq in nodes[self._projected :]:
-                message = project(events[seq])
-                if message is not None:
-                    messages.append(message)
-            self._projected = len(nodes)
+        shown = self._shown
+        if self._projected < len(shown):
+            new = shown[self._projected :]
+            self._messages.extend([message for message in new if message is not None])
+            self._projected = len(shown)
         if len(self._view) != len(self._messages):
             self._view = MessageView(self._messages, len(self._messages))
         return self._view

@@ -293,3 +293,18 @@ def test_error_message_names_the_seq_and_the_problem(scene: Scene) -> None:
         SessionValidationError, match=r"step/start event \d+ .*step 1 is still open"
     ):
         scene.session.append("step/start", {"turn": 2, "step": 2})
+
+
+def test_a_rejected_assistant_message_requests_no_call(scene: Scene) -> None:
+    """The surface refuses the message (its id is already on the surface) after its calls
+    were checked: the calls it names must not be left awaiting a result."""
+    taken = scene.done.answer.data.message.id
+    wire = assistant(calls=("fresh",)).model_dump(mode="json", by_alias=True)
+    message = type(scene.done.answer.data.message).model_validate({**wire, "id": taken})
+    session = scene.session
+    with pytest.raises(SessionValidationError) as rejected:
+        session.append("assistant/message", {"turn": 2, "step": 1, "message": message})
+    assert rejected.value.field == "data.message.id"
+    with pytest.raises(SessionValidationError) as unrequested:
+        session.append("tool/result", {"turn": 2, "step": 1, "message": result("fresh")})
+    assert unrequested.value.field == "data.message.source.callId"

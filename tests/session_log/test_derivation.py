@@ -102,6 +102,22 @@ def test_an_assistant_message_with_empty_content_is_not_derived() -> None:
     assert list(session.derive_messages()) == [prompt.data]
 
 
+def test_an_empty_assistant_message_that_replaces_nodes_is_not_derived() -> None:
+    """A replace may put an empty assistant message on the surface: it shadows what it
+    replaces and shows nothing, live as after a fresh load."""
+    session = Session.create()
+    done = tool_turn(session)
+    session.append(
+        "assistant/message",
+        {"turn": 1, "step": 2, "message": assistant()},
+        surface_op=Replace(start=done.answer.seq, end=done.answer.seq),
+        source_event_seqs=[done.answer.seq],
+    )
+    expected = [done.prompt.data, done.request.data.message, done.result.data.message]
+    assert list(session.derive_messages()) == expected
+    assert list(Session.from_log(session.header, session.events).derive_messages()) == expected
+
+
 def test_events_view_is_immutable_and_never_changes_once_returned() -> None:
     session = Session.create()
     first = session.append("user/message", user())
