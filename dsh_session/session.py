@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from time import time_ns
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
@@ -248,8 +247,8 @@ class Session:
             )
         if surface_op is None and type in SURFACE_TYPES:
             surface_op = "append"
-        # Event times never go backwards, whatever the clock does (now_ms, inline).
-        time = time_ns() // 1_000_000
+        # Event times never go backwards, whatever the clock does.
+        time = now_ms()
         if seq and (last := self._events[-1].time) > time:
             time = last
         # ``type`` is given because a foreign event class stands for several types.
