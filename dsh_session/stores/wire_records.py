@@ -55,17 +55,27 @@ def records_with_floats(raws: list[bytes]) -> set[int]:
     return found
 
 
+_DELTAS = frozenset({"text-delta", "reasoning-delta", "tool-call-delta"})
+"""Chunks that may pack: strings and integers only, so pydantic's JSON-mode dict of
+such an event is exactly the parse of its dumped JSON, at a third of the cost."""
+
+
 def wire_records(events: Sequence[SessionEvent], *, pack_chunks: bool) -> list[Any]:
     """One record per event, in order: its serialized bytes when they are exactly what
     ``dumps_js`` of the parsed event gives, else the parsed event (a dict). With
     ``pack_chunks``, ``assistant/chunk`` events stay dicts so runs of them can pack."""
-    raws = [dump_event(event) for event in events]
+    packing = [pack_chunks and event.type == "assistant/chunk" for event in events]
+    raws = [b"" if packs else dump_event(e) for e, packs in zip(events, packing, strict=True)]
     floats = records_with_floats(raws)
     if not floats and not pack_chunks:
         return raws  # most batches: every event as dumped
     return [
-        json.loads(raw)
-        if position in floats or (pack_chunks and event.type == "assistant/chunk")
-        else raw
-        for position, (event, raw) in enumerate(zip(events, raws, strict=True))
+        _chunk_record(event) if packs else json.loads(raw) if position in floats else raw
+        for position, (event, packs, raw) in enumerate(zip(events, packing, raws, strict=True))
     ]
+
+
+def _chunk_record(event: SessionEvent) -> Any:
+    if event.data.chunk.type in _DELTAS:
+        return event.__pydantic_serializer__.to_python(event, mode="json")
+    return json.loads(dump_event(event))

@@ -26,6 +26,14 @@ def _events() -> list[SessionEvent]:
     for index in range(5):
         chunk = {"type": "text-delta", "index": 0, "text": TEXTS[index % len(TEXTS)]}
         session.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": chunk})
+    for text in TEXTS:
+        chunk = {"type": "reasoning-delta", "index": 1, "text": text}
+        session.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": chunk})
+    for named in (True, True, True, False, False, False, False):
+        chunk = {"type": "tool-call-delta", "index": 2, "id": "c1", "argumentsDelta": TEXTS[1]}
+        if named:
+            chunk["name"] = "tool é"
+        session.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": chunk})
     config = {"provider": "p", "model": "m", "floats": FLOATS, "big": 2**62, "neg": -3}
     session.append("request/header", {"header": {"config": config}, "reason": "initial"})
     for value in FLOATS:
