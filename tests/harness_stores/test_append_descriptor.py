@@ -18,8 +18,15 @@ _FDS = Path("/proc/self/fd")
 pytestmark = pytest.mark.skipif(not _FDS.is_dir(), reason="needs /proc/self/fd")
 
 
-def _open_files() -> int:
-    return len(os.listdir(_FDS))
+def _open_logs(root: Path) -> int:
+    """Descriptors this process holds on session logs under ``root``."""
+    targets = []
+    for name in os.listdir(_FDS):
+        try:
+            targets.append(os.readlink(_FDS / name))
+        except OSError:
+            continue  # closed meanwhile (the listing's own descriptor)
+    return sum(t.startswith(str(root)) and "session.jsonl" in t for t in targets)
 
 
 @pytest.mark.parametrize("compression", ["zstd", "none"])
@@ -29,11 +36,10 @@ def test_no_descriptor_outlives_its_session(compression: Compression, tmp_path: 
             session = Session.create("s")
             complete_turn(session)
             store.attach(session)
-            held = _open_files()  # the store's lock on the session
             await store.flush(session)
             complete_turn(session)
             await store.flush(session)
-            assert _open_files() == held + 1  # the log, kept open between flushes
+            assert _open_logs(tmp_path) == 1  # kept open between flushes
             await store.read("s")  # reading an attached session replaces its entry
             complete_turn(session)
             await store.flush(session)
@@ -41,9 +47,9 @@ def test_no_descriptor_outlives_its_session(compression: Compression, tmp_path: 
             loaded = await store.load("s")
             complete_turn(loaded)
             await store.flush(loaded)
+            assert _open_logs(tmp_path) == 1
         async with JsonlSessionStore(tmp_path) as store:
             await store.delete("s")
 
-    before = _open_files()
     asyncio.run(lifecycle())
-    assert _open_files() == before
+    assert _open_logs(tmp_path) == 0
