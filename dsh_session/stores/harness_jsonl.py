@@ -219,15 +219,18 @@ def _packs(
     """Whether the writer of an artifact packed chunk rows: a zstd one always did (the
     harness packs by default and dsh writes zstd only so); a plain one did when a
     packed row is in the file, and did not when a run it would have packed is stored
-    unpacked (checked at the first append, over the decoded ``records``). A log with
-    no such run gets ``default``."""
-    if compressed or any(f'"type":"{tag}"'.encode() in data for tag in CHUNK_ROW_TYPES):
+    unpacked (checked over the decoded ``records``). A log with no such run gets
+    ``default``. For a plain log it is decided at the first append: scanning the file
+    cost ~4% of loading it."""
+    if compressed:
+        return True
+    return functools.partial(_plain_packs, data, records, default)
+
+
+def _plain_packs(data: bytes, records: Callable[[], list[Any]], default: bool) -> bool:
+    if any(f'"type":"{tag}"'.encode() in data for tag in CHUNK_ROW_TYPES):
         return True
     if not default:
         return False
-    return functools.partial(_no_run_left_unpacked, records)
-
-
-def _no_run_left_unpacked(records: Callable[[], list[Any]]) -> bool:
     decoded = records()
     return pack_chunk_runs(decoded) == decoded
