@@ -185,13 +185,13 @@ def read_current(
     if events is None:
         return None
     check_placement(root, folder, line)
-    # For a plain log whose packing is decided at the first append, its records are
-    # decoded then (only chunk events' lines, the only ones that can pack): the events
-    # do not show the optional fields a record spelled out as null.
-    decoded = functools.partial(_chunk_records, data, events)
+    # A plain log's records are decoded for the pack decision at the first append
+    # (only chunk events' lines, the only ones that can pack): the events do not show
+    # the optional fields a record spelled out as null.
+    packs = functools.partial(_packs_at_first_append, data, events, pack_by_default)
     artifact = HarnessArtifact(
         compressed=folder.compressed,
-        pack_chunks=_packs(data, decoded, pack_by_default, compressed=folder.compressed),
+        pack_chunks=True if folder.compressed else packs,
         valid_end=len(data),
     )
     return StoredLog(_dsh_header(line), events), artifact
@@ -219,18 +219,23 @@ def _packs(
     """Whether the writer of an artifact packed chunk rows: a zstd one always did (the
     harness packs by default and dsh writes zstd only so); a plain one did when a
     packed row is in the file, and did not when a run it would have packed is stored
-    unpacked (checked over the decoded ``records``). A log with no such run gets
-    ``default``. For a plain log it is decided at the first append: scanning the file
-    cost ~4% of loading it."""
-    if compressed:
-        return True
-    return functools.partial(_plain_packs, data, records, default)
-
-
-def _plain_packs(data: bytes, records: Callable[[], list[Any]], default: bool) -> bool:
-    if any(f'"type":"{tag}"'.encode() in data for tag in CHUNK_ROW_TYPES):
+    unpacked (checked at the first append, over the decoded ``records``). A log with
+    no such run gets ``default``."""
+    if compressed or any(f'"type":"{tag}"'.encode() in data for tag in CHUNK_ROW_TYPES):
         return True
     if not default:
         return False
+    return functools.partial(_no_run_left_unpacked, records)
+
+
+def _packs_at_first_append(data: bytes, events: list[LogEvent], default: bool) -> bool:
+    """:func:`_packs` of an intact plain log read straight into ``events``, taken when
+    its first batch is encoded: scanning the file at load cost ~4% of loading it."""
+    records = functools.partial(_chunk_records, data, events)
+    decided = _packs(data, records, default, compressed=False)
+    return decided if isinstance(decided, bool) else decided()
+
+
+def _no_run_left_unpacked(records: Callable[[], list[Any]]) -> bool:
     decoded = records()
     return pack_chunk_runs(decoded) == decoded
