@@ -45,6 +45,7 @@ from dsh_session.harness_format.jsonl_log import (
     batch_text,
     encode_batch,
     encode_log,
+    intact_records,
     read_log,
     read_plain_log,
     read_zstd_log,
@@ -81,7 +82,7 @@ from dsh_session.harness_format.sqlite_db import (
     read_headers,
     read_stored_session,
 )
-from dsh_session.harness_format.store_root import find_session, read_session
+from dsh_session.harness_format.store_root import check_placement, find_session, read_session
 from dsh_session.harness_format.zstd_frames import (
     FrameRange,
     FrameScan,
@@ -120,6 +121,7 @@ __all__ = [
     "ZstdFrameError",
     "append_batch",
     "batch_text",
+    "check_placement",
     "check_schema",
     "check_vocabulary",
     "create_database",
@@ -137,6 +139,7 @@ __all__ = [
     "expand_record",
     "find_session",
     "header_line",
+    "intact_records",
     "legacy_message_id",
     "list_session_folders",
     "log_path",

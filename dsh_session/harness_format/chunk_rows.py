@@ -55,14 +55,22 @@ def _is_safe_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= _MAX_SAFE
 
 
+_EVENT_KEYS = frozenset({"type", "seq", "time", "data"})
+_DATA_KEYS = frozenset({"turn", "step", "chunk"})
+_TEXT_KEYS = frozenset({"type", "index", "text"})
+_TOOL_KEYS = frozenset({"type", "index", "id", "argumentsDelta"})
+_NAMED_TOOL_KEYS = _TOOL_KEYS | {"name"}
+"""Key sets compared with ``dict.keys()``, which builds no set per event."""
+
+
 def _delta_kind(event: Json) -> str | None:
     """The delta kind of an event whose whole shape may pack, else ``None``."""
-    if event.get("type") != "assistant/chunk" or set(event) != {"type", "seq", "time", "data"}:
+    if event.get("type") != "assistant/chunk" or event.keys() != _EVENT_KEYS:
         return None
     seq, time, data = event["seq"], event["time"], event["data"]
     if not _is_safe_int(seq) or seq < 0 or not _is_safe_int(time):
         return None
-    if not isinstance(data, dict) or set(data) != {"turn", "step", "chunk"}:
+    if not isinstance(data, dict) or data.keys() != _DATA_KEYS:
         return None
     if not _is_number(data["turn"]) or not _is_number(data["step"]):
         return None
@@ -71,14 +79,11 @@ def _delta_kind(event: Json) -> str | None:
         return None
     kind = chunk.get("type")
     if kind in ("text-delta", "reasoning-delta"):
-        ok = set(chunk) == {"type", "index", "text"} and isinstance(chunk["text"], str)
+        ok = chunk.keys() == _TEXT_KEYS and isinstance(chunk["text"], str)
         return str(kind) if ok else None
     if kind == "tool-call-delta":
-        keys = set(chunk)
-        shape = keys == {"type", "index", "id", "argumentsDelta"} or (
-            keys == {"type", "index", "id", "name", "argumentsDelta"}
-            and isinstance(chunk["name"], str)
-        )
+        keys = chunk.keys()
+        shape = keys == _TOOL_KEYS or (keys == _NAMED_TOOL_KEYS and isinstance(chunk["name"], str))
         ok = shape and isinstance(chunk["id"], str) and isinstance(chunk["argumentsDelta"], str)
         return "tool-call-delta" if ok else None
     return None

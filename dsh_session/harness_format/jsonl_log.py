@@ -17,9 +17,14 @@ from typing import Any
 
 from dsh_session.harness_format._json import dumps_js
 from dsh_session.harness_format.chunk_rows import expand_record, pack_chunk_runs
-from dsh_session.harness_format.errors import HarnessCorruptError, HeaderLineError
+from dsh_session.harness_format.errors import (
+    HarnessCorruptError,
+    HeaderLineError,
+    ZstdFrameError,
+)
 from dsh_session.harness_format.header_line import header_line, parse_header_line
 from dsh_session.harness_format.zstd_frames import (
+    FrameScan,
     decode_frame,
     decode_torn_prefix,
     encode_frame,
@@ -158,9 +163,7 @@ def read_plain_log(data: bytes) -> HarnessLog:
     return HarnessLog(header=header, events=scanner.events, torn=torn)
 
 
-def read_zstd_log(data: bytes) -> HarnessLog:
-    """Decode a ``session.jsonl.zstd``: a header frame, then one frame per batch."""
-    scan = scan_frames(data)
+def _zstd_header(data: bytes, scan: FrameScan) -> Json:
     if not scan.frames:
         raise HeaderLineError("empty or header-less zstd session log", offset=0, field="type")
     first = scan.frames[0]
@@ -169,7 +172,13 @@ def read_zstd_log(data: bytes) -> HarnessLog:
         raise HeaderLineError(
             "first zstd frame is not exactly one header line", offset=0, field="type"
         )
-    header, _ = _split_header(header_text)
+    return _split_header(header_text)[0]
+
+
+def read_zstd_log(data: bytes) -> HarnessLog:
+    """Decode a ``session.jsonl.zstd``: a header frame, then one frame per batch."""
+    scan = scan_frames(data)
+    header = _zstd_header(data, scan)
     scanner = _RecordScanner()
     for frame in scan.frames[1:]:
         scanner.write(decode_frame(data[frame.start : frame.end], start=frame.start))
@@ -190,6 +199,36 @@ def read_zstd_log(data: bytes) -> HarnessLog:
         recovered=len(scanner.events) - before,
     )
     return HarnessLog(header=header, events=scanner.events, torn=torn)
+
+
+def intact_records(data: bytes, *, compressed: bool) -> tuple[Json, list[bytes]] | None:
+    """The header and the undecoded record lines of an artifact that ends exactly on a
+    record (and, for zstd, every frame does), or ``None`` when it may not (a torn or
+    damaged tail: :func:`read_log` tells which). For a reader that validates the lines
+    itself. A damaged header raises as :func:`read_log` does."""
+    if compressed:
+        scan = scan_frames(data)
+        header = _zstd_header(data, scan)
+        if scan.torn_start is not None:
+            return None
+        texts = []
+        for frame in scan.frames[1:]:
+            try:
+                text = decode_frame(data[frame.start : frame.end], start=frame.start)
+            except ZstdFrameError:
+                return None  # read_log may find an earlier damaged record first
+            if not text.endswith(b"\n"):
+                return None
+            texts.append(text)
+        body = b"".join(texts)
+    else:
+        header, body_start = _split_header(data)
+        body = data[body_start:]
+        if body and not body.endswith(b"\n"):
+            return None
+    lines = body.split(b"\n")
+    lines.pop()  # the empty piece after the final newline
+    return header, lines
 
 
 def read_log(data: bytes, *, compressed: bool) -> HarnessLog:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from dsh_session.harness_format.errors import HarnessLayoutError
 from dsh_session.harness_format.event_types import check_vocabulary
@@ -26,18 +27,27 @@ def find_session(root: Path, session_id: str) -> SessionFolder | None:
     return None
 
 
-def read_session(root: Path, folder: SessionFolder) -> HarnessLog:
-    """One session as the harness holds it after load: the artifact decoded, its header
-    checked against the folder it was found in, legacy records converted and the
-    vocabulary checked. A torn tail is reported on the result, never dropped."""
-    log = read_log(folder.path.read_bytes(), compressed=folder.compressed)
-    header_id = log.header["id"]
-    expected = log_path(root, log.header.get("cwd"), header_id, compressed=folder.compressed)
+def read_session(root: Path, folder: SessionFolder, data: bytes | None = None) -> HarnessLog:
+    """One session as the harness holds it after load: the artifact decoded (``data``,
+    the artifact's bytes when the caller has read them), its header checked against
+    the folder it was found in, legacy records converted and the vocabulary checked. A
+    torn tail is reported on the result, never dropped."""
+    if data is None:
+        data = folder.path.read_bytes()
+    log = read_log(data, compressed=folder.compressed)
+    check_placement(root, folder, log.header)
+    events = migrate_legacy_events(log.events, log.header["id"])
+    check_vocabulary(events, log.header["id"])
+    return replace(log, events=events)
+
+
+def check_placement(root: Path, folder: SessionFolder, header: dict[str, Any]) -> None:
+    """Refuse a header line that does not name the folder it was found in (its id and
+    cwd), as the harness's ``assertStoredIdentity`` does."""
+    header_id = header["id"]
+    expected = log_path(root, header.get("cwd"), header_id, compressed=folder.compressed)
     if header_id != folder.session_id or expected != folder.path:
         raise HarnessLayoutError(
             f"{folder.path} holds the header of session {header_id!r}, which belongs at {expected}",
             field="id",
         )
-    events = migrate_legacy_events(log.events, header_id)
-    check_vocabulary(events, header_id)
-    return replace(log, events=events)
