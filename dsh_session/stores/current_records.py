@@ -48,7 +48,7 @@ without first failing validation as an event (a row opening otherwise still expa
 def current_events(lines: list[bytes]) -> list[LogEvent] | None:
     """The events of an artifact's record lines (seq 0 first), or ``None`` unless every
     line is a current event at its seq or a packed chunk row continuing the seqs."""
-    validate = SessionEventAdapter.validate_json
+    validate = SessionEventAdapter.validator.validate_json  # no TypeAdapter wrapper per line
     events: list[LogEvent] = []
     with collector_paused():
         for line in lines:
