@@ -89,8 +89,8 @@ def run(options: Options) -> list[Case]:
                     clock="cpu",
                     notes=(
                         "regenerate's replace makes the next derivation rebuild the history "
-                        "and checks pairing over the surface, O(history); edit forks the "
-                        "log before the prompt's turn, O(log)"
+                        "(O(history), in C) and checks pairing over the replaced tail; edit "
+                        "forks the log before the prompt's turn, O(log)"
                     ),
                 )
             )

@@ -243,11 +243,22 @@ class Surface:
 
     def _check_pairing(self, event: SessionEvent, span: Span) -> None:
         """A replace may not cut a tool call from its result: every call/result pair on
-        the surface lies wholly inside or wholly outside the shadowed span."""
+        the surface lies wholly inside or wholly outside the shadowed span. Nodes before
+        the span matter only when a result inside it answers a call before it, so the
+        scan starts at the span (a regenerate's span is the tail: O(span), not
+        O(history)) and goes back to the top only for such a result."""
+        if not self._scan_pairs(event, span, start=span[0]):
+            self._scan_pairs(event, span, start=0)
+
+    def _scan_pairs(self, event: SessionEvent, span: Span, *, start: int) -> bool:
+        """Pair results with their calls from surface position ``start`` on, raising at
+        a cut pair. Returns False, with no verdict, when a scan starting after the top
+        meets a result inside the span whose call it has not seen."""
         first, last = span
+        nodes, events = self._nodes, self._events
         requests: dict[str, int] = {}
-        for position, seq in enumerate(self._nodes):
-            node = self._events[seq]
+        for position in range(start, len(nodes)):
+            node = events[nodes[position]]
             if isinstance(node, AssistantMessageEvent):
                 for block in node.data.message.content:
                     if isinstance(block, ToolCallBlock):
@@ -255,16 +266,19 @@ class Surface:
             elif isinstance(node, ToolResultEvent):
                 call_id = node.data.message.source.call_id
                 request = requests.pop(call_id, None)
-                if request is not None and (first <= request <= last) != (
-                    first <= position <= last
-                ):
+                inside = first <= position <= last
+                if request is None:
+                    if start and inside:
+                        return False
+                elif (first <= request <= last) != inside:
                     raise SessionValidationError(
-                        f"event {event.seq} replaces surface nodes {self._nodes[first]}.."
-                        f"{self._nodes[last]}, which would cut tool call {call_id!r} (event "
-                        f"{self._nodes[request]}) from its result (event {seq})",
+                        f"event {event.seq} replaces surface nodes {nodes[first]}.."
+                        f"{nodes[last]}, which would cut tool call {call_id!r} (event "
+                        f"{nodes[request]}) from its result (event {nodes[position]})",
                         seq=event.seq,
                         field="surfaceOp",
                     )
+        return True
 
     # --- commit and derivation --------------------------------------------------------
 

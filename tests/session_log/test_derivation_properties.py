@@ -5,12 +5,11 @@ every history returned along the way stays exactly as it was returned."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import suppress
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsh_llm import Message, TextBlock, ToolResultBlock, replace_content
+from dsh_llm import Message, TextBlock, ToolCallBlock, ToolResultBlock, replace_content
 from dsh_session import (
     AssistantMessageEvent,
     Replace,
@@ -54,6 +53,21 @@ def message_at(session: Session, seq: int) -> Message:
     return event.data.message
 
 
+def call_result_positions(session: Session, nodes: list[int]) -> list[tuple[int, int]]:
+    """Surface positions of each tool call and its result (call ids are unique here)."""
+    calls: dict[str, int] = {}
+    pairs: list[tuple[int, int]] = []
+    for position, seq in enumerate(nodes):
+        event = session.events[seq]
+        if isinstance(event, AssistantMessageEvent):
+            for block in event.data.message.content:
+                if isinstance(block, ToolCallBlock):
+                    calls[block.id] = position
+        elif isinstance(event, ToolResultEvent):
+            pairs.append((calls[event.data.message.source.call_id], position))
+    return pairs
+
+
 def apply(session: Session, operation: Operation) -> None:
     kind, a, b = operation
     if kind == "chat":
@@ -67,14 +81,22 @@ def apply(session: Session, operation: Operation) -> None:
             first, last = sorted((a % len(nodes), b % len(nodes)))
             start, end = nodes[first], nodes[last]
             cited = nodes[first : last + 1]
-            # Refused when the range would cut a call from its result.
-            with suppress(SessionValidationError):
+            # Refused exactly when the range would cut a call from its result.
+            cuts = any(
+                (first <= call <= last) != (first <= answered <= last)
+                for call, answered in call_result_positions(session, nodes)
+            )
+            try:
                 session.append(
                     "user/message",
                     user("summary"),
                     surface_op=Replace(start=start, end=end),
                     source_event_seqs=cited,
                 )
+            except SessionValidationError:
+                assert cuts
+            else:
+                assert not cuts
     elif kind == "rewrite":
         results = [
             seq for seq in surface_seqs(session) if isinstance(session.events[seq], ToolResultEvent)
