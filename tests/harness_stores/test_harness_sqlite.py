@@ -5,6 +5,7 @@ the harness could resume it; dsh's own databases keep opening as before."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import shutil
 import sqlite3
 import stat
@@ -22,6 +23,7 @@ from dsh_session.harness_format import (
 from dsh_session.session import Session
 from dsh_session.stores import (
     HarnessSqliteSessionStore,
+    SessionNotFoundError,
     SqliteSessionStore,
     StoreNotFoundError,
     open_store,
@@ -81,6 +83,26 @@ def test_a_session_reads_as_the_harness_held_it(database: Path, scenario: str) -
     assert wire_events(session) == expected["events"]
     assert [m.id for m in session.derive_messages()] == expected["derivedMessageIds"]
     assert tree(database.parent) == before
+
+
+def test_reads_leave_the_garbage_collector_as_they_found_it(database: Path) -> None:
+    """The read pauses the collector while rows decode; a failed read restores it too."""
+
+    async def run() -> None:
+        async with open_store(f"sqlite:///{database}", mode="read") as store:
+            await store.read(SCENARIOS[0])
+            assert gc.isenabled()
+            with pytest.raises(SessionNotFoundError):
+                await store.read("no-such-session")
+            assert gc.isenabled()
+            gc.disable()
+            try:
+                await store.read(SCENARIOS[0])
+                assert not gc.isenabled()
+            finally:
+                gc.enable()
+
+    asyncio.run(run())
 
 
 def test_load_and_a_new_turn_are_appended_in_schema_17(database: Path) -> None:
