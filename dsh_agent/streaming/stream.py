@@ -94,7 +94,7 @@ class _Buffer:
         self.max_pending = max_pending
         self.merge_deltas = merge_deltas
         self.pending: deque[AgentUpdate | _GrowingDelta] = deque()
-        self.wakeup = asyncio.Event()
+        self.waiter: asyncio.Future[None] | None = None  # the consumer, when it waits
         self.idle_seen = False
         self.failure: BaseException | None = None
         self.unsubscribes: list[Callable[[], None]] = []
@@ -135,13 +135,13 @@ class _Buffer:
             self._put(update, seq=event.seq)
 
     def _translate(self, event: SessionEvent) -> AgentUpdate | None:
-        session = self.agent.session
+        if isinstance(event, AssistantChunkEvent):  # most updates; never a replace
+            return self._chunk_update(event)
         if isinstance(event.surface_op, Replace):
             return None  # compaction rewrites what was shown: no new message to stream
-        if isinstance(event, AssistantChunkEvent):
-            return self._chunk_update(event)
         if isinstance(event, TurnStartEvent):
             return TurnStarted(event.data.turn, event.seq)
+        session = self.agent.session
         if isinstance(event, UserMessageEvent):
             turn, step = session.open_turn or 0, session.open_step or 0
             return UserMessageEntered(event.data, turn, step, event.seq)
@@ -210,12 +210,21 @@ class _Buffer:
             self.pending.append(_GrowingDelta(update))
         else:
             self.pending.append(update)
-        self.wakeup.set()
+        self._wake()
 
     def _fail(self, error: BaseException) -> None:
         self.failure = error
         self.stop_observing()
-        self.wakeup.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        # A bare future rather than an asyncio.Event: one wake per update of a live
+        # stream, and the event's waiter list and clear() cost a third of it.
+        waiter = self.waiter
+        if waiter is not None:
+            self.waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
 
 def _message_calling(session: Session, call_id: str, seq: int) -> MessageId:
@@ -285,8 +294,8 @@ class UpdateStream:
                 raise failure
             if buffer.idle_seen and buffer.agent.status == "idle":
                 break
-            buffer.wakeup.clear()
-            await buffer.wakeup.wait()
+            buffer.waiter = asyncio.get_running_loop().create_future()
+            await buffer.waiter
         self._close()
         raise StopAsyncIteration
 

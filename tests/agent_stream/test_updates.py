@@ -262,6 +262,36 @@ async def test_a_cancelled_stream_commits_the_prefix_under_the_streamed_id() -> 
     await agent.aclose()
 
 
+async def test_a_consumer_cancelled_while_it_waits_can_read_on_afterwards(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Cancelling the task that awaits the next update cancels only that wait: what
+    arrives afterwards is kept, and a later read gets it in order."""
+    agent = AgentLoop(session=Session.create(), adapter=_HangingModel(), provider="test", model="m")
+    updates = agent.stream(create_user_message(content="hi", source={"kind": "user"}))
+    texts: list[str] = []
+    async for update in updates:
+        if isinstance(update, TextDelta):
+            texts.append(update.text)
+        if "".join(texts) == "partial answer":
+            break  # the model now hangs: the next read parks
+    waiting = asyncio.ensure_future(updates.__anext__())
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    agent.cancel()
+    await agent.when_idle()  # the turn's last updates come while nobody waits
+    rest = [update async for update in updates]
+    committed = next(u for u in rest if isinstance(u, AssistantCommitted))
+    assert committed.interrupted
+    assert committed.message.content == (TextBlock(text="partial answer"),)
+    assert isinstance(rest[-1], StatusUpdate) and rest[-1].status == "idle"
+    assert not [record for record in caplog.records if record.levelname == "ERROR"]
+    await agent.aclose()
+
+
 async def test_a_stream_joining_a_running_turn_names_each_calls_parent() -> None:
     release = asyncio.Event()
 
