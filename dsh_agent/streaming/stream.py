@@ -294,6 +294,12 @@ class UpdateStream:
                 raise failure
             if buffer.idle_seen and buffer.agent.status == "idle":
                 break
+            if buffer.waiter is not None and not buffer.waiter.done():
+                # One waiter is woken per update: a second would wait for ever.
+                raise RuntimeError(
+                    "another task is already waiting on this update stream; read it from "
+                    "one task at a time"
+                )
             buffer.waiter = asyncio.get_running_loop().create_future()
             await buffer.waiter
         self._close()

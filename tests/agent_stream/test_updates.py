@@ -292,6 +292,28 @@ async def test_a_consumer_cancelled_while_it_waits_can_read_on_afterwards(
     await agent.aclose()
 
 
+async def test_a_second_task_reading_while_one_waits_is_refused() -> None:
+    """Only one reader is woken per update, so a second concurrent reader is refused
+    at once instead of waiting for ever; the first still gets every update."""
+    agent = AgentLoop(session=Session.create(), adapter=_HangingModel(), provider="test", model="m")
+    updates = agent.stream(create_user_message(content="hi", source={"kind": "user"}))
+    texts: list[str] = []
+    async for update in updates:
+        if isinstance(update, TextDelta):
+            texts.append(update.text)
+        if "".join(texts) == "partial answer":
+            break
+    first = asyncio.ensure_future(updates.__anext__())
+    await asyncio.sleep(0)
+    with pytest.raises(RuntimeError, match="already waiting"):
+        await updates.__anext__()
+    agent.cancel()
+    assert isinstance(await first, AssistantCommitted)
+    rest = [update async for update in updates]
+    assert isinstance(rest[-1], StatusUpdate) and rest[-1].status == "idle"
+    await agent.aclose()
+
+
 async def test_a_stream_joining_a_running_turn_names_each_calls_parent() -> None:
     release = asyncio.Event()
 
