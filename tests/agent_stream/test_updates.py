@@ -24,6 +24,7 @@ from dsh_agent.streaming import (
     ToolResultCommitted,
     TurnEnded,
     TurnStarted,
+    UpdateStream,
     UserMessageEntered,
     run_stream,
 )
@@ -262,11 +263,9 @@ async def test_a_cancelled_stream_commits_the_prefix_under_the_streamed_id() -> 
     await agent.aclose()
 
 
-async def test_a_consumer_cancelled_while_it_waits_can_read_on_afterwards(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    """Cancelling the task that awaits the next update cancels only that wait: what
-    arrives afterwards is kept, and a later read gets it in order."""
+async def _streamed_until_the_model_hangs() -> tuple[AgentLoop, UpdateStream]:
+    """An agent whose model hangs after two deltas, and its stream read that far: the
+    next read parks until something else happens."""
     agent = AgentLoop(session=Session.create(), adapter=_HangingModel(), provider="test", model="m")
     updates = agent.stream(create_user_message(content="hi", source={"kind": "user"}))
     texts: list[str] = []
@@ -274,7 +273,16 @@ async def test_a_consumer_cancelled_while_it_waits_can_read_on_afterwards(
         if isinstance(update, TextDelta):
             texts.append(update.text)
         if "".join(texts) == "partial answer":
-            break  # the model now hangs: the next read parks
+            break
+    return agent, updates
+
+
+async def test_a_consumer_cancelled_while_it_waits_can_read_on_afterwards(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Cancelling the task that awaits the next update cancels only that wait: what
+    arrives afterwards is kept, and a later read gets it in order."""
+    agent, updates = await _streamed_until_the_model_hangs()
     waiting = asyncio.ensure_future(updates.__anext__())
     await asyncio.sleep(0)
     assert not waiting.done()
@@ -295,14 +303,7 @@ async def test_a_consumer_cancelled_while_it_waits_can_read_on_afterwards(
 async def test_a_second_task_reading_while_one_waits_is_refused() -> None:
     """Only one reader is woken per update, so a second concurrent reader is refused
     at once instead of waiting for ever; the first still gets every update."""
-    agent = AgentLoop(session=Session.create(), adapter=_HangingModel(), provider="test", model="m")
-    updates = agent.stream(create_user_message(content="hi", source={"kind": "user"}))
-    texts: list[str] = []
-    async for update in updates:
-        if isinstance(update, TextDelta):
-            texts.append(update.text)
-        if "".join(texts) == "partial answer":
-            break
+    agent, updates = await _streamed_until_the_model_hangs()
     first = asyncio.ensure_future(updates.__anext__())
     await asyncio.sleep(0)
     with pytest.raises(RuntimeError, match="already waiting"):
