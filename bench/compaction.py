@@ -20,7 +20,7 @@ from collections.abc import Callable
 from _harness import Case, Options, Target, compare
 
 from dsh_agent.compaction import Compaction, CompactionEngine, HeuristicCounter, TokenMeter
-from dsh_agent.compaction.summarize import SummarizationInput
+from dsh_agent.compaction._summarize import SummarizationInput
 from dsh_llm import create_assistant_message, create_tool_result_message, create_user_message
 from dsh_session import RequestHeader, Session
 from dsh_session.events import (

@@ -31,7 +31,7 @@ from dsh_llm import (
     create_tool_result_message,
     create_user_message,
 )
-from dsh_session.session import Session
+from dsh_session._session import Session
 from dsh_session.stores import (
     HarnessSqliteSessionStore,
     JsonlSessionStore,

@@ -38,7 +38,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
 from session import _appender, _dsh_flush, _EventSource, _FlushSubject, _session_with, _time_flushes
 
-from dsh_session.session import Session
+from dsh_session._session import Session
 from dsh_session.stores import PostgresSessionStore
 from dsh_session.stores.postgres.throwaway import ThrowawayServer
 

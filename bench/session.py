@@ -50,9 +50,9 @@ from dsh_llm import (
     create_tool_result_message,
     create_user_message,
 )
+from dsh_session._header import SessionId
+from dsh_session._session import Session
 from dsh_session.events import SessionEvent
-from dsh_session.header import SessionId
-from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
 
 SUITE = "session"

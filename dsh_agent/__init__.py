@@ -2,10 +2,27 @@
 ``AgentLoop``, pre-step handlers, tools, cancellation, ``run()`` and the request
 reconstruction check."""
 
-from dsh_agent.agent import Agent
+from dsh_agent._agent import Agent
+from dsh_agent._cancellation import CancelCauseInput
+from dsh_agent._engine.branching import BranchError
+from dsh_agent._engine.loop import AgentLoop
+from dsh_agent._engine.run import RunResult, run, run_retry
+from dsh_agent._failures import TurnFailed
+from dsh_agent._model_settings import ModelSettings
+from dsh_agent._notifications import (
+    AgentStatus,
+    AssistantStreamStarted,
+    InboxClaimed,
+    InboxDiscarded,
+    InboxInserted,
+    InboxTarget,
+    Notification,
+    NotificationObserver,
+    StatusChanged,
+)
+from dsh_agent._prestep import CallNext, Enter, PreStep, PreStepDecision, PreStepHandler, Reject
+from dsh_agent._structured_output import OutputValidationError
 from dsh_agent.approvals import ApprovalError, ApprovalPolicy, PendingApproval
-from dsh_agent.branching import BranchError
-from dsh_agent.cancellation import CancelCauseInput
 from dsh_agent.compaction import (
     Compaction,
     CompactionError,
@@ -23,22 +40,7 @@ from dsh_agent.errors import (
     SessionInUseError,
     StreamOverflowError,
 )
-from dsh_agent.failures import TurnFailed
 from dsh_agent.inbox import Inbox
-from dsh_agent.loop import AgentLoop
-from dsh_agent.model_settings import ModelSettings
-from dsh_agent.notifications import (
-    AgentStatus,
-    AssistantStreamStarted,
-    InboxClaimed,
-    InboxDiscarded,
-    InboxInserted,
-    InboxTarget,
-    Notification,
-    NotificationObserver,
-    StatusChanged,
-)
-from dsh_agent.prestep import CallNext, Enter, PreStep, PreStepDecision, PreStepHandler, Reject
 from dsh_agent.requests import (
     ModelAttempt,
     RequestMismatch,
@@ -50,10 +52,9 @@ from dsh_agent.requests import (
     reconstruct_requests,
 )
 from dsh_agent.retry import RetryPolicy
-from dsh_agent.run import RunResult, run, run_retry
-from dsh_agent.streaming.stream import UpdateStream, run_stream
-from dsh_agent.streaming.sync import SyncAgent, run_sync
-from dsh_agent.streaming.updates import (
+from dsh_agent.streaming._stream import UpdateStream, run_stream
+from dsh_agent.streaming._sync import SyncAgent, run_sync
+from dsh_agent.streaming._updates import (
     AgentUpdate,
     AssistantCommitted,
     AssistantFailed,
@@ -70,7 +71,6 @@ from dsh_agent.streaming.updates import (
     TurnStarted,
     UserMessageEntered,
 )
-from dsh_agent.structured_output import OutputValidationError
 from dsh_agent.tools import (
     Tool,
     ToolArgumentsError,

@@ -18,8 +18,8 @@ from typing import Any
 
 from dsh_agent.commands import chat, demo, sessions
 from dsh_agent.commands.failures import add_debug_argument, run_reporting_failures
-from dsh_llm.schema import wire_schemas as llm_schemas
-from dsh_session.schema import wire_schemas as session_schemas
+from dsh_llm._schema import wire_schemas as llm_schemas
+from dsh_session._schema import wire_schemas as session_schemas
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from dsh_llm._ids import MessageId
 from dsh_llm.errors import DshError
-from dsh_llm.ids import MessageId
 
 
 class AgentError(DshError):

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
+from dsh_agent._notifications import InboxDiscarded, InboxInserted, InboxTarget, Notification
 from dsh_agent.errors import AgentClosedError, InboxError
-from dsh_agent.notifications import InboxDiscarded, InboxInserted, InboxTarget, Notification
-from dsh_llm.create import freeze_message
-from dsh_llm.ids import MessageId
-from dsh_llm.messages import UserMessage
+from dsh_llm._create import freeze_message
+from dsh_llm._ids import MessageId
+from dsh_llm._messages import UserMessage
+from dsh_session._session import Session
 from dsh_session.events import InboxSplicedData
-from dsh_session.session import Session
 
 _TARGETS: tuple[InboxTarget, InboxTarget] = ("next-turn", "next-step")
 _CLEAR_ORDER: tuple[InboxTarget, InboxTarget] = ("next-step", "next-turn")

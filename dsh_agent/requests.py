@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dsh_agent.errors import AgentError
-from dsh_llm.messages import Message
-from dsh_llm.request import GenerateRequest, ToolSchema
-from dsh_llm.stream import AbortedFinish, ErrorFinish, FinishChunk, StreamChunk
+from dsh_llm._messages import Message
+from dsh_llm._request import GenerateRequest, ToolSchema
+from dsh_llm._stream import AbortedFinish, ErrorFinish, FinishChunk, StreamChunk
+from dsh_session._log_state import LogState
 from dsh_session.events import (
     AssistantChunkEvent,
     InboxSplicedEvent,
@@ -24,7 +25,6 @@ from dsh_session.events import (
     RequestHeader,
     SessionEvent,
 )
-from dsh_session.log_state import LogState
 
 
 def build_request(header: RequestHeader, messages: Sequence[Message]) -> GenerateRequest:

@@ -20,11 +20,11 @@ from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeAlias, ov
 from pydantic import ValidationError
 from typing_extensions import TypeVar
 
+from dsh_agent._model_json import ModelJsonError, parse_model_json
+from dsh_agent._tool_context import ToolContext as ToolContext
+from dsh_agent._tool_schema import inspect_function
 from dsh_agent.errors import AgentError
-from dsh_agent.model_json import ModelJsonError, parse_model_json
-from dsh_agent.tool_context import ToolContext as ToolContext
-from dsh_agent.tool_schema import inspect_function
-from dsh_llm.content import (
+from dsh_llm._content import (
     ContentBlock,
     ContentBlockAdapter,
     ImageBlock,
@@ -33,9 +33,9 @@ from dsh_llm.content import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from dsh_llm.frozen_json import FrozenJson, freeze_json
-from dsh_llm.messages import UserMessage
-from dsh_llm.request import ToolSchema
+from dsh_llm._frozen_json import FrozenJson, freeze_json
+from dsh_llm._messages import UserMessage
+from dsh_llm._request import ToolSchema
 from dsh_session.events import ToolErrorInfo
 
 _log = logging.getLogger("dsh_agent")

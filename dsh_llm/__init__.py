@@ -1,8 +1,8 @@
 """dsh_llm — the message vocabulary: identified, deep-frozen messages, the helpers
 that create or import them, stream chunks, the model request and the adapter protocol."""
 
-from dsh_llm.assembler import BlockAssembler
-from dsh_llm.content import (
+from dsh_llm._assembler import BlockAssembler
+from dsh_llm._content import (
     ContentBlock,
     ContentBlockAdapter,
     ImageBlock,
@@ -11,7 +11,7 @@ from dsh_llm.content import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from dsh_llm.create import (
+from dsh_llm._create import (
     create_assistant_message,
     create_message,
     create_system_message,
@@ -20,8 +20,7 @@ from dsh_llm.create import (
     freeze_message,
     replace_content,
 )
-from dsh_llm.errors import DshError, InputError, LlmError
-from dsh_llm.frozen_json import (
+from dsh_llm._frozen_json import (
     JSON_INT_MAX,
     JSON_INT_MIN,
     MAX_JSON_DEPTH,
@@ -31,8 +30,8 @@ from dsh_llm.frozen_json import (
     freeze_json,
     thaw_json,
 )
-from dsh_llm.ids import CallId, MessageId, new_message_id
-from dsh_llm.messages import (
+from dsh_llm._ids import CallId, MessageId, new_message_id
+from dsh_llm._messages import (
     AssistantMessage,
     HistoryAdapter,
     Message,
@@ -42,8 +41,8 @@ from dsh_llm.messages import (
     UserMessage,
     ValidatedMessages,
 )
-from dsh_llm.request import GenerateRequest, ModelAdapter, ToolSchema
-from dsh_llm.sources import (
+from dsh_llm._request import GenerateRequest, ModelAdapter, ToolSchema
+from dsh_llm._sources import (
     ModelSource,
     PluginForm,
     PluginSource,
@@ -55,7 +54,7 @@ from dsh_llm.sources import (
     UserSource,
     UserSourceDict,
 )
-from dsh_llm.stream import (
+from dsh_llm._stream import (
     AbortedFinish,
     BlockEndChunk,
     BlockStartChunk,
@@ -75,6 +74,7 @@ from dsh_llm.stream import (
     ToolCallsFinish,
     UsageChunk,
 )
+from dsh_llm.errors import DshError, InputError, LlmError
 
 __all__ = [
     "JSON_INT_MAX",

@@ -20,7 +20,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import core_schema
 
 from dsh_llm._fields_sets import shared_fields_set, shared_fields_set_unless_extras
-from dsh_llm.frozen_json import FrozenDict, FrozenJson, frozen_copy
+from dsh_llm._frozen_json import FrozenDict, FrozenJson, frozen_copy
 
 _NO_EXTRAS = frozen_copy({})
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dsh_llm.stream import LlmFailure
+    from dsh_llm._stream import LlmFailure
 
 
 class DshError(Exception):

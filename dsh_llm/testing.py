@@ -7,7 +7,7 @@ A response is one of:
 
 - a ``str`` — the model says this text;
 - a :class:`Reply` (build it with :func:`reply`) — text, reasoning and tool calls;
-- an :class:`~dsh_llm.stream.LlmFailure` — the call fails with ``finish {error}``;
+- an :class:`~dsh_llm._stream.LlmFailure` — the call fails with ``finish {error}``;
 - an ``Exception`` — raised when the response is due (it becomes ``finish {error}``);
 - a sequence of stream chunks (or chunk mappings), played back exactly as given; an
   ``Exception`` in the sequence is raised at that point (a stream failing midway).
@@ -29,11 +29,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from dsh_llm.content import ReasoningBlock, TextBlock, ToolCallBlock
-from dsh_llm.errors import InputError
-from dsh_llm.frozen_json import FrozenJson, freeze_json
-from dsh_llm.request import GenerateRequest
-from dsh_llm.stream import (
+from dsh_llm._content import ReasoningBlock, TextBlock, ToolCallBlock
+from dsh_llm._frozen_json import FrozenJson, freeze_json
+from dsh_llm._request import GenerateRequest
+from dsh_llm._stream import (
     BlockEndChunk,
     BlockStartChunk,
     ErrorFinish,
@@ -50,6 +49,7 @@ from dsh_llm.stream import (
     ToolCallsFinish,
     UsageChunk,
 )
+from dsh_llm.errors import InputError
 
 ToolCallInput: TypeAlias = ToolCallBlock | Mapping[str, Any]
 """A tool call in a :func:`reply`: a block, or ``{"name", "arguments"?, "id"?}`` where

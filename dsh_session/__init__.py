@@ -1,6 +1,19 @@
 """dsh_session — the durable session log: header, typed events, surface derivation,
 request-header fold, fork, crash repair and persistence backends."""
 
+from dsh_session._header import (
+    SessionHeader,
+    SessionId,
+    new_session_id,
+    parse_header,
+    validate_session_id,
+)
+from dsh_session._parse import parse_events
+from dsh_session._repair import interrupted_turn_closers
+from dsh_session._request_header import fold_request_header
+from dsh_session._schema import wire_schemas
+from dsh_session._session import Observer, Session
+from dsh_session._surface_view import SurfaceNode, SurfaceView
 from dsh_session.errors import (
     SessionConflictError,
     SessionCorruptError,
@@ -60,18 +73,6 @@ from dsh_session.events import (
     UserCause,
     UserMessageEvent,
 )
-from dsh_session.header import (
-    SessionHeader,
-    SessionId,
-    new_session_id,
-    parse_header,
-    validate_session_id,
-)
-from dsh_session.parse import parse_events
-from dsh_session.repair import interrupted_turn_closers
-from dsh_session.request_header import fold_request_header
-from dsh_session.schema import wire_schemas
-from dsh_session.session import Observer, Session
 from dsh_session.stores import (
     JsonlSessionStore,
     LoadReport,
@@ -83,7 +84,6 @@ from dsh_session.stores import (
     TornTail,
     open_store,
 )
-from dsh_session.surface_view import SurfaceNode, SurfaceView
 
 __all__ = [
     "EVENT_TYPES",

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from itertools import islice
 from typing import TypeVar, overload
 
-from dsh_llm.messages import Message, ValidatedMessages
+from dsh_llm._messages import Message, ValidatedMessages
 
 T = TypeVar("T", covariant=True)
 

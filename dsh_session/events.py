@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypeAlias, get_
 
 from pydantic import Discriminator, Field, Tag, TypeAdapter, field_validator
 
+from dsh_llm._frozen_json import JSON_INT_MAX, FrozenJson
+from dsh_llm._ids import CallIdField
+from dsh_llm._messages import AssistantMessage, ToolResultMessage, UserMessage
 from dsh_llm._model import DshModel, OpenDshModel, optional
-from dsh_llm.frozen_json import JSON_INT_MAX, FrozenJson
-from dsh_llm.ids import CallIdField
-from dsh_llm.messages import AssistantMessage, ToolResultMessage, UserMessage
-from dsh_llm.request import ToolSchema
-from dsh_llm.stream import LlmFailure, StreamChunk, TokenUsage
-from dsh_session.events_harness import (
+from dsh_llm._request import ToolSchema
+from dsh_llm._stream import LlmFailure, StreamChunk, TokenUsage
+from dsh_session._events_harness import (
     ApprovalAskedData,
     ApprovalDecidedData,
     ApprovalPolicyData,
@@ -530,7 +530,7 @@ class ApprovalPolicyEvent(_PlainEvent):
 
 class ForeignEvent(_PlainEvent):
     """An event of a harness type dsh does not act on (see
-    :data:`~dsh_session.events_harness.ForeignEventType`), kept losslessly as frozen
+    :data:`~dsh_session._events_harness.ForeignEventType`), kept losslessly as frozen
     JSON whether or not it is marked ignorable."""
 
     type: ForeignEventType

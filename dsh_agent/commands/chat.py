@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from rich.text import Text
 
+from dsh_agent._engine.loop import AgentLoop
 from dsh_agent.commands.chat_approvals import load_tools, pending_note
 from dsh_agent.commands.chat_script import chat_from_lines
 from dsh_agent.commands.chat_settings import add_settings_arguments, settings_options
@@ -24,10 +25,9 @@ from dsh_agent.commands.output import stderr_console
 from dsh_agent.commands.session_ids import ID_HELP, resolve_session_id
 from dsh_agent.commands.storage import add_store_argument, load_session
 from dsh_agent.commands.summary import summarize
-from dsh_agent.loop import AgentLoop
+from dsh_llm._request import ModelAdapter
 from dsh_llm.errors import DshError
-from dsh_llm.request import ModelAdapter
-from dsh_session.session import Session
+from dsh_session._session import Session
 from dsh_session.stores import open_store
 
 HELP = "chat with a model: type while it answers to steer, Ctrl-C cancels the turn"
@@ -93,10 +93,10 @@ def build_adapter(provider: str, base_url: str | None, api_key_env: str | None) 
         )
     try:
         if provider == "anthropic":
-            from dsh_llm.providers.anthropic import AnthropicAdapter
+            from dsh_llm.providers._anthropic import AnthropicAdapter
 
             return AnthropicAdapter(base_url=base_url, api_key=api_key)
-        from dsh_llm.providers.openai import OpenAIChatAdapter
+        from dsh_llm.providers._openai import OpenAIChatAdapter
 
         return OpenAIChatAdapter(base_url=base_url, api_key=api_key)
     except ImportError as error:  # the provider's SDK is an optional extra

@@ -11,9 +11,9 @@ idle) asks to leave.
 
 from __future__ import annotations
 
+from dsh_agent._engine.loop import AgentLoop
 from dsh_agent.errors import NothingToRetryError
-from dsh_agent.loop import AgentLoop
-from dsh_llm.create import create_user_message
+from dsh_llm._create import create_user_message
 
 INJECT = "/inject"
 RETRY = "/retry"

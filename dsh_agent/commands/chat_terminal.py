@@ -21,6 +21,8 @@ from prompt_toolkit.formatted_text import ANSI, FormattedText, StyleAndTextTuple
 from prompt_toolkit.patch_stdout import patch_stdout
 from rich.text import Text
 
+from dsh_agent._engine.loop import AgentLoop
+from dsh_agent._notifications import Notification, StatusChanged
 from dsh_agent.commands.chat_approvals import ask_prompt, decide_line
 from dsh_agent.commands.chat_branching import HELP as BRANCH_HELP
 from dsh_agent.commands.chat_branching import is_branch_command, run_branch_command
@@ -28,8 +30,6 @@ from dsh_agent.commands.chat_control import EXIT_COMMANDS, InterruptPolicy, deli
 from dsh_agent.commands.failures import one_line
 from dsh_agent.commands.render import TranscriptPrinter
 from dsh_agent.commands.terminal_text import SafeConsole
-from dsh_agent.loop import AgentLoop
-from dsh_agent.notifications import Notification, StatusChanged
 from dsh_llm.errors import DshError
 
 HELP_TEXT = (

@@ -23,8 +23,8 @@ from rich.table import Table
 from rich.text import Text
 
 from dsh_agent.requests import ModelAttempt, diff_requests, reconstruct_attempts
-from dsh_llm.messages import Message
-from dsh_llm.request import GenerateRequest
+from dsh_llm._messages import Message
+from dsh_llm._request import GenerateRequest
 from dsh_session.events import SessionEvent
 
 

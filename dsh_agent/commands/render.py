@@ -15,8 +15,8 @@ from datetime import datetime
 from rich.console import Console
 from rich.text import Text
 
-from dsh_agent.branching import is_regeneration
-from dsh_llm.content import (
+from dsh_agent._engine.branching import is_regeneration
+from dsh_llm._content import (
     ContentBlock,
     ImageBlock,
     ReasoningBlock,
@@ -24,9 +24,9 @@ from dsh_llm.content import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from dsh_llm.messages import Message, UserMessage
-from dsh_llm.sources import ModelSource, PluginSource, UserSource
-from dsh_llm.stream import ReasoningDeltaChunk, TextDeltaChunk, TokenUsage
+from dsh_llm._messages import Message, UserMessage
+from dsh_llm._sources import ModelSource, PluginSource, UserSource
+from dsh_llm._stream import ReasoningDeltaChunk, TextDeltaChunk, TokenUsage
 from dsh_session.events import (
     AbortedReason,
     AssistantChunkEvent,

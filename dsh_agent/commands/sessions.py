@@ -30,11 +30,11 @@ from dsh_agent.commands.storage import add_json_argument, add_store_argument, re
 from dsh_agent.commands.summary import SessionSummary, summarize
 from dsh_agent.commands.terminal_text import escape_json_controls
 from dsh_llm.errors import DshError
+from dsh_session._header import SessionHeader
+from dsh_session._session import Session
 from dsh_session.errors import SessionError
-from dsh_session.header import SessionHeader
-from dsh_session.session import Session
 from dsh_session.stores import SessionStore, open_store
-from dsh_session.stores.jsonl_form import harness_header_line
+from dsh_session.stores._jsonl_form import harness_header_line
 
 Action = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
 

@@ -20,8 +20,8 @@ from dsh_agent.commands.session_ids import ID_HELP, SessionIdError, resolve_sess
 from dsh_agent.commands.storage import UnreadableSessionError, read_session
 from dsh_agent.commands.summary import summarize
 from dsh_llm.errors import DshError
+from dsh_session._header import validate_session_id
 from dsh_session.errors import SessionError
-from dsh_session.header import validate_session_id
 from dsh_session.stores import SessionNotFoundError, SessionStore, open_store
 
 HELP = "delete a stored session for good (asks first unless --yes)"

@@ -13,8 +13,8 @@ from contextlib import contextmanager
 
 from dsh_agent.commands.output import progress
 from dsh_llm.errors import DshError
+from dsh_session._session import Session
 from dsh_session.errors import SessionCorruptError, SessionFormatError
-from dsh_session.session import Session
 from dsh_session.stores import LoadReport, SessionStore
 
 DEFAULT_STORE_URL = "sqlite:///dsh.db"

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from dsh_agent.commands.render import message_preview
-from dsh_llm.messages import UserMessage
-from dsh_llm.sources import UserSource
-from dsh_session.header import SessionHeader
-from dsh_session.session import Session
+from dsh_llm._messages import UserMessage
+from dsh_llm._sources import UserSource
+from dsh_session._header import SessionHeader
+from dsh_session._session import Session
 
 
 @dataclass(frozen=True)

@@ -6,23 +6,23 @@ context overflow once per step, and ``await agent.compact_now()`` compacts betwe
 turns. Every step is in the log (``compaction/*`` events, harness wire shapes).
 """
 
-from dsh_agent.compaction.config import KNOWN_CONTEXT_WINDOWS, Compaction
-from dsh_agent.compaction.engine import (
+from dsh_agent.compaction._config import KNOWN_CONTEXT_WINDOWS, Compaction
+from dsh_agent.compaction._engine import (
     CHECKPOINT_PLUGIN,
     CompactionEngine,
     CompactionError,
     CompactionResult,
 )
-from dsh_agent.compaction.meter import (
+from dsh_agent.compaction._meter import (
     HeuristicCounter,
     Pressure,
     TokenCounter,
     TokenMeter,
     estimate_content,
 )
-from dsh_agent.compaction.plan import balanced_cuts, plan_summary
-from dsh_agent.compaction.prune import PRUNE_MARKER, PruneConfig, Pruned, ToolResultPruner
-from dsh_agent.compaction.summarize import (
+from dsh_agent.compaction._plan import balanced_cuts, plan_summary
+from dsh_agent.compaction._prune import PRUNE_MARKER, PruneConfig, Pruned, ToolResultPruner
+from dsh_agent.compaction._summarize import (
     INSTRUCTION,
     ModelSummarizer,
     SummarizationInput,

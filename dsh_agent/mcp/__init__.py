@@ -13,9 +13,9 @@ except ImportError as missing:  # pragma: no cover - exercised only without the 
 
 from mcp import StdioServerParameters
 
-from dsh_agent.mcp.connection import McpConnectionLost, McpTarget
-from dsh_agent.mcp.results import STRUCTURED_META_KEY
-from dsh_agent.mcp.toolset import McpToolset
+from dsh_agent.mcp._connection import McpConnectionLost, McpTarget
+from dsh_agent.mcp._results import STRUCTURED_META_KEY
+from dsh_agent.mcp._toolset import McpToolset
 
 __all__ = [
     "STRUCTURED_META_KEY",

@@ -1,9 +1,9 @@
 """Streaming for UIs and sync code: the typed updates of a run (``agent.stream``,
 ``run_stream``), the AG-UI adapter, and ``run_sync`` / ``SyncAgent``."""
 
-from dsh_agent.streaming.stream import DEFAULT_MAX_PENDING, UpdateStream, run_stream
-from dsh_agent.streaming.sync import AgentFactory, SyncAgent, run_sync
-from dsh_agent.streaming.updates import (
+from dsh_agent.streaming._stream import DEFAULT_MAX_PENDING, UpdateStream, run_stream
+from dsh_agent.streaming._sync import AgentFactory, SyncAgent, run_sync
+from dsh_agent.streaming._updates import (
     AgentUpdate,
     AssistantCommitted,
     AssistantFailed,

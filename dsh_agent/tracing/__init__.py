@@ -22,8 +22,8 @@ except ImportError as missing:  # pragma: no cover - exercised only without the 
         "dsh_agent.tracing needs OpenTelemetry: pip install 'dsh-sdk[otel]'"
     ) from missing
 
-from dsh_agent.agent import Agent
-from dsh_agent.tracing.spans import SpanRecorder
+from dsh_agent._agent import Agent
+from dsh_agent.tracing._spans import SpanRecorder
 
 INSTRUMENTATION_NAME = "dsh_agent"
 

@@ -1,4 +1,4 @@
-"""Provider adapters: real models behind the :class:`~dsh_llm.request.ModelAdapter`
+"""Provider adapters: real models behind the :class:`~dsh_llm._request.ModelAdapter`
 protocol.
 
 Each adapter needs its provider's SDK, installed as an extra (``dsh-sdk[openai]``,
@@ -12,14 +12,14 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dsh_llm.providers.anthropic import AnthropicAdapter
-    from dsh_llm.providers.openai import OpenAIChatAdapter
+    from dsh_llm.providers._anthropic import AnthropicAdapter
+    from dsh_llm.providers._openai import OpenAIChatAdapter
 
 __all__ = ["AnthropicAdapter", "OpenAIChatAdapter"]
 
 _HOMES = {
-    "AnthropicAdapter": "dsh_llm.providers.anthropic",
-    "OpenAIChatAdapter": "dsh_llm.providers.openai",
+    "AnthropicAdapter": "dsh_llm.providers._anthropic",
+    "OpenAIChatAdapter": "dsh_llm.providers._openai",
 }
 
 

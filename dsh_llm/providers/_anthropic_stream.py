@@ -33,6 +33,18 @@ from anthropic.types import (
     Usage,
 )
 
+from dsh_llm._stream import (
+    ErrorFinish,
+    FinishChunk,
+    FinishReason,
+    LlmFailure,
+    MaxTokensFinish,
+    StopFinish,
+    StreamChunk,
+    TokenUsage,
+    ToolCallsFinish,
+    UsageChunk,
+)
 from dsh_llm.failure_codes import stop_reason_code
 from dsh_llm.providers._anthropic_wire import REPLAY_FORMAT
 from dsh_llm.providers._blocks import BlockBuilder, StreamedBlockType
@@ -44,18 +56,6 @@ from dsh_llm.providers._wire_values import (
     optional_count,
     optional_name,
     optional_text,
-)
-from dsh_llm.stream import (
-    ErrorFinish,
-    FinishChunk,
-    FinishReason,
-    LlmFailure,
-    MaxTokensFinish,
-    StopFinish,
-    StreamChunk,
-    TokenUsage,
-    ToolCallsFinish,
-    UsageChunk,
 )
 
 _FINISH_BY_STOP_REASON: dict[str | None, FinishReason] = {

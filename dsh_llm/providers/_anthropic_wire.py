@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from dsh_llm.content import (
+from dsh_llm._content import (
     ContentBlock,
     ImageBlock,
     ReasoningBlock,
@@ -27,11 +27,11 @@ from dsh_llm.content import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from dsh_llm.frozen_json import thaw_json
-from dsh_llm.messages import AssistantMessage, Message, SystemMessage, ToolResultMessage
+from dsh_llm._frozen_json import thaw_json
+from dsh_llm._messages import AssistantMessage, Message, SystemMessage, ToolResultMessage
+from dsh_llm._request import GenerateRequest
 from dsh_llm.providers._errors import unsupported_block
 from dsh_llm.providers._replay import own_replay_state
-from dsh_llm.request import GenerateRequest
 
 API = "the Anthropic Messages API"
 REPLAY_FORMAT = "anthropic-messages"

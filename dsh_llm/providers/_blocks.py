@@ -13,10 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from dsh_llm.content import ContentBlock, ReasoningBlock, TextBlock, ToolCallBlock
-from dsh_llm.ids import CallId
-from dsh_llm.providers._surrogates import SurrogateJoiner
-from dsh_llm.stream import (
+from dsh_llm._content import ContentBlock, ReasoningBlock, TextBlock, ToolCallBlock
+from dsh_llm._ids import CallId
+from dsh_llm._stream import (
     BlockEndChunk,
     BlockStartChunk,
     ReasoningDeltaChunk,
@@ -24,6 +23,7 @@ from dsh_llm.stream import (
     TextDeltaChunk,
     ToolCallDeltaChunk,
 )
+from dsh_llm.providers._surrogates import SurrogateJoiner
 
 StreamedBlockType: TypeAlias = Literal["text", "reasoning", "tool-call"]
 

@@ -1,4 +1,4 @@
-"""Provider and transport failures as :class:`~dsh_llm.stream.LlmFailure` values.
+"""Provider and transport failures as :class:`~dsh_llm._stream.LlmFailure` values.
 
 Both official SDKs raise the same kinds of errors (an HTTP status error carrying the
 response, a connection error, a timeout, a generic API error for an error payload
@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from typing import NamedTuple
 
+from dsh_llm._stream import LlmFailure
 from dsh_llm.errors import LlmError
 from dsh_llm.failure_codes import (
     AUTH,
@@ -32,7 +33,6 @@ from dsh_llm.failure_codes import (
     http_status_code,
 )
 from dsh_llm.providers._surrogates import storable_text
-from dsh_llm.stream import LlmFailure
 
 logger = logging.getLogger("dsh_llm.providers")
 

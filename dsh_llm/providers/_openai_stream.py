@@ -16,6 +16,18 @@ from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionChunk
 from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
 
+from dsh_llm._stream import (
+    ErrorFinish,
+    FinishChunk,
+    FinishReason,
+    LlmFailure,
+    MaxTokensFinish,
+    StopFinish,
+    StreamChunk,
+    TokenUsage,
+    ToolCallsFinish,
+    UsageChunk,
+)
 from dsh_llm.failure_codes import stop_reason_code
 from dsh_llm.providers._blocks import BlockBuilder
 from dsh_llm.providers._openai_wire import REASONING_FIELDS, REPLAY_FORMAT
@@ -28,18 +40,6 @@ from dsh_llm.providers._wire_values import (
     optional_name,
     optional_text,
     required_count,
-)
-from dsh_llm.stream import (
-    ErrorFinish,
-    FinishChunk,
-    FinishReason,
-    LlmFailure,
-    MaxTokensFinish,
-    StopFinish,
-    StreamChunk,
-    TokenUsage,
-    ToolCallsFinish,
-    UsageChunk,
 )
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from dsh_llm.content import ImageBlock, ReasoningBlock, TextBlock, ToolCallBlock
-from dsh_llm.frozen_json import thaw_json
-from dsh_llm.messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
+from dsh_llm._content import ImageBlock, ReasoningBlock, TextBlock, ToolCallBlock
+from dsh_llm._frozen_json import thaw_json
+from dsh_llm._messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
+from dsh_llm._request import GenerateRequest
 from dsh_llm.providers._errors import unsupported_block
 from dsh_llm.providers._replay import own_replay_state
-from dsh_llm.request import GenerateRequest
 
 API = "OpenAI chat completions"
 REPLAY_FORMAT = "openai-chat"

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dsh_llm.messages import AssistantMessage
-from dsh_llm.request import GenerateRequest
+from dsh_llm._messages import AssistantMessage
+from dsh_llm._request import GenerateRequest
 
 
 def own_replay_state(

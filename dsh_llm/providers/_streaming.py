@@ -13,6 +13,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Protocol, TypeVar
 
+from dsh_llm._stream import ErrorFinish, FinishChunk, LlmFailure, StreamChunk
 from dsh_llm.failure_codes import INVALID_REQUEST, STREAM_CLOSED, stop_reason_code
 from dsh_llm.providers._errors import (
     FirstChunkTimeoutError,
@@ -22,7 +23,6 @@ from dsh_llm.providers._errors import (
     failure_from_exception,
     translation_failure,
 )
-from dsh_llm.stream import ErrorFinish, FinishChunk, LlmFailure, StreamChunk
 
 logger = logging.getLogger("dsh_llm.providers")
 

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from dsh_llm.ids import CallId, CallIdField
+from dsh_llm._ids import CallId, CallIdField
 from dsh_llm.providers._errors import MalformedResponseError
 from dsh_llm.providers._surrogates import storable_text
 

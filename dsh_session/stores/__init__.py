@@ -11,20 +11,20 @@ on one database; imported on first use, it needs the ``postgres`` extra), and
 from typing import TYPE_CHECKING
 
 from dsh_session.errors import SessionConflictError
-from dsh_session.stores._regular_file import NotARegularFileError
-from dsh_session.stores.base import (
+from dsh_session.stores._base import (
     SessionNotFoundError,
     SessionStore,
     StoreMode,
     StoreNotFoundError,
     StoreStats,
 )
-from dsh_session.stores.harness_sqlite import HarnessSqliteSessionStore
-from dsh_session.stores.jsonl import JsonlSessionStore
-from dsh_session.stores.memory import MemorySessionStore
-from dsh_session.stores.recovery import LoadReport, TornTail
-from dsh_session.stores.sqlite import SqliteSessionStore
-from dsh_session.stores.url import StoreUrlError, open_store
+from dsh_session.stores._harness_sqlite import HarnessSqliteSessionStore
+from dsh_session.stores._jsonl import JsonlSessionStore
+from dsh_session.stores._memory import MemorySessionStore
+from dsh_session.stores._recovery import LoadReport, TornTail
+from dsh_session.stores._regular_file import NotARegularFileError
+from dsh_session.stores._sqlite import SqliteSessionStore
+from dsh_session.stores._url import StoreUrlError, open_store
 
 if TYPE_CHECKING:
     from dsh_session.stores.postgres import PostgresSessionStore

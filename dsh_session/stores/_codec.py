@@ -1,14 +1,14 @@
 """Stored rows: events and headers in their wire JSON (reading is
-:func:`dsh_session.parse.parse_events`)."""
+:func:`dsh_session._parse.parse_events`)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
 
+from dsh_session._header import SessionHeader, parse_header
 from dsh_session.errors import SessionError
 from dsh_session.events import SessionEvent
-from dsh_session.header import SessionHeader, parse_header
 
 logger = logging.getLogger("dsh_session.stores")
 

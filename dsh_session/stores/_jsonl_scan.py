@@ -22,11 +22,11 @@ import json
 import re
 from dataclasses import dataclass
 
+from dsh_session._header import SessionHeader, SessionId, parse_header
+from dsh_session._parse import parse_events
 from dsh_session.errors import SessionCorruptError, SessionError
 from dsh_session.events import LogEvent
-from dsh_session.header import SessionHeader, SessionId, parse_header
-from dsh_session.parse import parse_events
-from dsh_session.stores.recovery import StoredLog, TornTail
+from dsh_session.stores._recovery import StoredLog, TornTail
 
 # A "type" key whose value is "turn/end". Inside a JSON string every quote is escaped,
 # so this cannot match text that merely mentions a turn end.

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from dsh_agent import AgentError, AgentLoop, ApprovalError, reconstruct_requests, tool
-from dsh_llm.content import ToolCallBlock
+from dsh_llm._content import ToolCallBlock
 from dsh_llm.testing import ScriptedAdapter
 from dsh_session import Session
 from dsh_session.events import (

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from dsh_agent.approvals.gate import ApprovalGate
-from dsh_agent.approvals.policy import ApprovalPolicy
+from dsh_agent.approvals._gate import ApprovalGate
+from dsh_agent.approvals._policy import ApprovalPolicy
 from dsh_llm import ToolCallBlock, create_assistant_message
 from dsh_session import Session
 from dsh_session.events import AssistantMessageData, StepData, TurnStartData

@@ -11,7 +11,7 @@ from dsh_agent import AgentLoop, reconstruct_requests, tool
 from dsh_llm.testing import ScriptedAdapter
 from dsh_session import Session, interrupted_turn_closers
 from dsh_session.events import SessionEvent
-from dsh_session.stores.recovery import restore_session
+from dsh_session.stores._recovery import restore_session
 
 from .support import Workshop, calls, prompt, results
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dsh_agent import reconstruct_requests
-from dsh_llm.request import GenerateRequest
+from dsh_llm._request import GenerateRequest
 from dsh_session.events import (
     ApprovalAskedEvent,
     ApprovalDecidedEvent,

@@ -17,7 +17,7 @@ from dsh_llm import (
     create_user_message,
 )
 from dsh_session import Session, SessionEvent
-from dsh_session.surface_view import message_of
+from dsh_session._surface_view import message_of
 
 
 def prompt(text: str) -> UserMessage:

@@ -16,7 +16,7 @@ from dsh_agent.compaction import PruneConfig
 from dsh_llm import GenerateRequest, create_user_message
 from dsh_llm.testing import FunctionAdapter
 from dsh_session import Session, SessionHeader, parse_events
-from dsh_session.harness_format import encode_log, find_session, log_path, read_session
+from dsh_session._harness_format import encode_log, find_session, log_path, read_session
 
 from .harness_rules import violations
 from .support import is_summary_request, read

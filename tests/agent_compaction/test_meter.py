@@ -8,6 +8,7 @@ from harness_format.fixtures import expected_session
 from dsh_agent.compaction import HeuristicCounter, TokenMeter
 from dsh_llm import Message, TokenUsage, create_assistant_message, create_user_message
 from dsh_session import RequestHeader, Session, SessionHeader, parse_events
+from dsh_session._harness_format import session_header
 from dsh_session.events import (
     AssistantMessageData,
     CompactionPruneEvent,
@@ -17,7 +18,6 @@ from dsh_session.events import (
     StepData,
     TurnStartData,
 )
-from dsh_session.harness_format import session_header
 
 
 def harness_session(until: int) -> Session:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dsh_agent.compaction import PRUNE_MARKER, PruneConfig, balanced_cuts, plan_summary
-from dsh_agent.compaction.prune import prune_content
+from dsh_agent.compaction._prune import prune_content
 from dsh_llm import (
     ContentBlock,
     ImageBlock,

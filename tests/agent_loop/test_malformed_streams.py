@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from dsh_agent import AgentLoop, reconstruct_requests
-from dsh_agent.step import INCOMPLETE_STREAM, MALFORMED_STREAM
+from dsh_agent._engine.step import INCOMPLETE_STREAM, MALFORMED_STREAM
 from dsh_llm import TextBlock
 from dsh_llm.testing import ScriptedAdapter
 from dsh_session import AssistantChunkEvent, AssistantMessageEvent, TurnEndEvent

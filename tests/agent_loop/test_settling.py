@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from dsh_agent.settling import until_one_done
+from dsh_agent._engine.settling import until_one_done
 
 
 async def test_returns_once_one_task_is_done_and_leaves_no_callback() -> None:

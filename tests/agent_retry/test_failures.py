@@ -21,9 +21,9 @@ from dsh_agent import (
     tool,
 )
 from dsh_llm import create_user_message
-from dsh_llm.messages import UserMessage
-from dsh_llm.request import GenerateRequest
-from dsh_llm.stream import LlmFailure, StreamChunk
+from dsh_llm._messages import UserMessage
+from dsh_llm._request import GenerateRequest
+from dsh_llm._stream import LlmFailure, StreamChunk
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session
 from dsh_session.events import ToolResultEvent

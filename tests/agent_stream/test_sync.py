@@ -11,7 +11,7 @@ import pytest
 
 from dsh_agent import AgentError, AgentLoop, tool
 from dsh_agent.streaming import TextDelta, TurnEnded
-from dsh_agent.streaming.sync import SyncAgent, run_sync
+from dsh_agent.streaming._sync import SyncAgent, run_sync
 from dsh_llm import create_user_message
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session

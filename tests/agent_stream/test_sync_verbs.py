@@ -9,9 +9,9 @@ import threading
 from pathlib import Path
 
 from dsh_agent import AgentLoop, tool
-from dsh_agent.streaming.sync import SyncAgent
+from dsh_agent.streaming._sync import SyncAgent
 from dsh_llm import TextBlock, UserMessage, create_user_message
-from dsh_llm.messages import ToolResultMessage
+from dsh_llm._messages import ToolResultMessage
 from dsh_llm.testing import Response, ScriptedAdapter, reply
 from dsh_session import Session
 from dsh_session.stores import SqliteSessionStore

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dsh_agent.tool_schema import parse_docstring
+from dsh_agent._tool_schema import parse_docstring
 
 
 def test_google_args_with_types_and_continuation_lines() -> None:

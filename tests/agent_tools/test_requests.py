@@ -43,7 +43,7 @@ from dsh_llm import (
     create_user_message,
     replace_content,
 )
-from dsh_llm.stream import ErrorFinish, StopFinish, ToolCallsFinish
+from dsh_llm._stream import ErrorFinish, StopFinish, ToolCallsFinish
 from dsh_session import (
     SURFACE_TYPES,
     Replace,

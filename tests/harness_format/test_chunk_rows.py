@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dsh_session.harness_format import (
+from dsh_session._harness_format import (
     SQLITE_BOUNDS,
     ChunkRowError,
     batch_text,

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from dsh_session.harness_format import (
+from dsh_session._harness_format import (
     HarnessCorruptError,
     HarnessLog,
     decode_frame,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_session.harness_format import (
+from dsh_session._harness_format import (
     HarnessLayoutError,
     decode_segment,
     encode_segment,

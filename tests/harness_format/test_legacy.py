@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from dsh_session.harness_format import (
+from dsh_session._harness_format import (
     LegacyRecordError,
     migrate_legacy_events,
     read_plain_log,

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from dsh_session.harness_format.jsonl_log import _loads
+from dsh_session._harness_format.jsonl_log import _loads
 
 LINES = [
     b'{"seq": 0, "type": "turn/start", "data": {"turn": 1}}',

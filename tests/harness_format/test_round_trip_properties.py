@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from dsh_session.harness_format import (
+from dsh_session._harness_format import (
     JSONL_BOUNDS,
     SQLITE_BOUNDS,
     decode_segment,

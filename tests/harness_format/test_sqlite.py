@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_session.errors import SessionValidationError
-from dsh_session.harness_format import (
+from dsh_session._harness_format import (
     APPLICATION_ID,
     SCHEMA_VERSION,
     EventRow,
@@ -26,6 +25,7 @@ from dsh_session.harness_format import (
     read_database,
     read_plain_log,
 )
+from dsh_session.errors import SessionValidationError
 
 from .fixtures import SCENARIOS, TS_LOGS, artifact, expected_session
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_session.harness_format import (
+from dsh_session._harness_format import (
     ZstdFrameError,
     decode_frame,
     encode_frame,

@@ -9,7 +9,7 @@ from typing import Any
 
 from harness_format.fixtures import JSONL_FORMS, SCENARIOS, TS_LOGS, expected_session
 
-from dsh_session.session import Session
+from dsh_session._session import Session
 from dsh_session.stores._codec import dump_event, dump_header
 
 __all__ = [

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from session_stores.scenarios import complete_turn
 
-from dsh_session.session import Session
+from dsh_session._session import Session
 from dsh_session.stores import JsonlSessionStore
-from dsh_session.stores.jsonl_form import Compression
+from dsh_session.stores._jsonl_form import Compression
 
 _FDS = Path("/proc/self/fd")
 pytestmark = pytest.mark.skipif(not _FDS.is_dir(), reason="needs /proc/self/fd")

@@ -13,20 +13,20 @@ from typing import Any
 import pytest
 from session_stores.scenarios import complete_turn, interrupted_turn
 
-from dsh_session.errors import SessionError
-from dsh_session.events import EVENT_TYPES
-from dsh_session.harness_format import (
+from dsh_session._harness_format import (
     KNOWN_SESSION_EVENT_TYPES,
     SessionFolder,
     check_vocabulary,
     list_session_folders,
     migrate_legacy_events,
 )
-from dsh_session.session import Session
+from dsh_session._session import Session
+from dsh_session.errors import SessionError
+from dsh_session.events import EVENT_TYPES
 from dsh_session.stores import JsonlSessionStore
 from dsh_session.stores._codec import dump_event
-from dsh_session.stores.current_records import current_events
-from dsh_session.stores.harness_jsonl import read_current, read_decoded
+from dsh_session.stores._current_records import current_events
+from dsh_session.stores._harness_jsonl import read_current, read_decoded
 
 from .roots import CRASH_FORMS, JSONL_FORMS, copy_root
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from session_stores.scenarios import complete_turn
 
-from dsh_session.harness_format import read_log, scan_frames
-from dsh_session.session import Session
+from dsh_session._harness_format import read_log, scan_frames
+from dsh_session._session import Session
 from dsh_session.stores import JsonlSessionStore
 
 

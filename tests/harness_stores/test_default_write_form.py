@@ -23,8 +23,7 @@ import pytest
 from harness_format.fixtures import SCENARIOS, artifact, expected_session
 
 from dsh_session import Session
-from dsh_session.errors import StoreError
-from dsh_session.harness_format import (
+from dsh_session._harness_format import (
     decode_frame,
     encode_frame,
     expand_record,
@@ -32,7 +31,8 @@ from dsh_session.harness_format import (
     read_log,
     scan_frames,
 )
-from dsh_session.header import SessionHeader
+from dsh_session._header import SessionHeader
+from dsh_session.errors import StoreError
 from dsh_session.stores import JsonlSessionStore, open_store
 
 FORMS: dict[str, dict[str, Any]] = {
@@ -66,7 +66,7 @@ async def _replay(
     expected = expected_session(scenario)
     events: list[dict[str, Any]] = expected["events"]
     times = _times(events)
-    monkeypatch.setattr("dsh_session.session.now_ms", lambda: next(times))
+    monkeypatch.setattr("dsh_session._session.now_ms", lambda: next(times))
     header = SessionHeader.model_validate(expected["header"])
     session = Session.create(header=header)
     store.attach(session)

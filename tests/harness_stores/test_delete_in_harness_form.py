@@ -14,8 +14,8 @@ import pytest
 from session_stores.delete_child import CRASH_STATUS
 from session_stores.writer_processes import TESTS_DIR
 
+from dsh_session._harness_format import check_schema, read_database
 from dsh_session.errors import SessionConflictError
-from dsh_session.harness_format import check_schema, read_database
 from dsh_session.stores import (
     HarnessSqliteSessionStore,
     JsonlSessionStore,

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from session_stores.scenarios import answer, complete_turn, open_turn
 
-from dsh_session.errors import SessionConflictError, StoreError
-from dsh_session.harness_format import (
+from dsh_session._harness_format import (
     append_batch,
     check_schema,
     read_database,
 )
-from dsh_session.session import Session
+from dsh_session._session import Session
+from dsh_session.errors import SessionConflictError, StoreError
 from dsh_session.stores import (
     HarnessSqliteSessionStore,
     SessionNotFoundError,

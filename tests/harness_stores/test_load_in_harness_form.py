@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from session_stores.scenarios import answer, open_turn
 
-from dsh_session.errors import SessionConflictError
-from dsh_session.harness_format import (
+from dsh_session._harness_format import (
     encode_frame,
     find_session,
     read_session,
     scan_frames,
 )
-from dsh_session.session import Session
+from dsh_session._session import Session
+from dsh_session.errors import SessionConflictError
 from dsh_session.stores import JsonlSessionStore, LoadReport
 
 from .roots import JSONL_FORMS, artifact, copy_root, wire_events

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from session_stores.flat_logs import write_flat
 
+from dsh_session._session import Session
 from dsh_session.errors import SessionCorruptError, SessionFormatError, StoreError
-from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore, open_store
 
 from .roots import (

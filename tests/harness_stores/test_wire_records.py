@@ -9,9 +9,9 @@ import pytest
 
 from dsh_llm import create_user_message
 from dsh_session import Session, SessionEvent
-from dsh_session.harness_format import batch_text
+from dsh_session._harness_format import batch_text
 from dsh_session.stores._codec import dump_event
-from dsh_session.stores.wire_records import records_with_floats, wire_records
+from dsh_session.stores._wire_records import records_with_floats, wire_records
 
 FLOATS = [0.1, 1.0, 1.5, 123.456, 1e15, 1e16, 1.5e17, 1e-4, 1e-5, 1.2e-5, 1e-7, -2.5e-9, 1e300]
 TEXTS = ["plain", "é ü 中文 🙂", '"quoted" \\ back', "\x00\x01\x1f\x7f \b\f\n\r\t", "\u2028\u2029"]

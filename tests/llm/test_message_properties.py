@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsh_llm import HistoryAdapter, MessageAdapter, create_message, freeze_message
-from dsh_llm.sources import KNOWN_SOURCE_KINDS, UnknownSource
+from dsh_llm._sources import KNOWN_SOURCE_KINDS, UnknownSource
 
 _TEXT = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=20)
 _KEY = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6).map(

@@ -20,7 +20,7 @@ from dsh_llm import (
     create_assistant_message,
     create_user_message,
 )
-from dsh_llm import create as create_module
+from dsh_llm import _create as create_module
 from dsh_llm._fields_sets import SharedFieldsSet
 
 

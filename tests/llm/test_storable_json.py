@@ -24,9 +24,9 @@ from dsh_llm import (
     freeze_json,
     freeze_message,
 )
-from dsh_llm.sources import PluginForm, PluginSource, UnknownSource, UserSource
+from dsh_llm._sources import PluginForm, PluginSource, UnknownSource, UserSource
+from dsh_session._header import SessionHeader, parse_header
 from dsh_session.events import RequestConfig, TurnStartData
-from dsh_session.header import SessionHeader, parse_header
 
 LONE = "a\udcff"
 MODEL = {"provider": "p", "model": "m"}

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import overload
 
 from dsh_llm import GenerateRequest, Message, create_user_message
-from dsh_llm.messages import ValidatedMessages
+from dsh_llm._messages import ValidatedMessages
 
 
 class _History(ValidatedMessages):

@@ -36,7 +36,7 @@ from dsh_llm import (
     create_user_message,
     freeze_message,
 )
-from dsh_llm.schema import DRAFT_2020_12, strict_2020_12, wire_schemas
+from dsh_llm._schema import DRAFT_2020_12, strict_2020_12, wire_schemas
 
 SCHEMAS = wire_schemas()
 

@@ -14,7 +14,7 @@ import pytest
 from pydantic import ValidationError
 
 from dsh_session import Session, SessionError, SessionEventAdapter, parse_events
-from dsh_session.parse import RawEvent, _diagnose
+from dsh_session._parse import RawEvent, _diagnose
 
 from .support import tool_turn
 

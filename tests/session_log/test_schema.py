@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from dsh_llm.schema import DRAFT_2020_12
+from dsh_llm._schema import DRAFT_2020_12
 from dsh_session import Session, SessionHeader, wire_schemas
 
 from .events_catalog import every_event

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsh_session import Session, SessionCorruptError, SessionEvent, SessionValidationError
-from dsh_session.session import _envelope_problem
+from dsh_session._session import _envelope_problem
 
 from .test_derivation_properties import Operation, apply, operations
 

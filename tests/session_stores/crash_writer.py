@@ -17,7 +17,7 @@ import random
 import sys
 from typing import TextIO
 
-from dsh_session.session import Session
+from dsh_session._session import Session
 from dsh_session.stores import (
     JsonlSessionStore,
     SessionNotFoundError,

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from dsh_session.session import Session
+from dsh_session._session import Session
 from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
 
 TESTS_DIR = Path(__file__).resolve().parent.parent

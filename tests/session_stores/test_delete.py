@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from dsh_session._session import Session
 from dsh_session.errors import SessionConflictError, SessionValidationError, StoreError
-from dsh_session.session import Session
 from dsh_session.stores import (
     JsonlSessionStore,
     SessionNotFoundError,

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from dsh_session._harness_format import read_log, scan_frames
+from dsh_session._session import Session
 from dsh_session.errors import StoreError
-from dsh_session.harness_format import read_log, scan_frames
-from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
 
 from .scenarios import complete_turn, loads_back, store_completed_turn

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_llm import ToolResultMessage
-from dsh_session.session import Session
+from dsh_session._session import Session
 from dsh_session.stores import JsonlSessionStore
 
 from .scenarios import complete_turn

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from dsh_session._session import Session
 from dsh_session.errors import SessionCorruptError
-from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore
 
 from .flat_logs import flat_log

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from dsh_session._session import Session
 from dsh_session.errors import SessionCorruptError, StoreError
-from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore
 from dsh_session.stores._torn_sidecar import set_aside
 
@@ -146,7 +146,7 @@ async def test_a_failed_sidecar_write_leaves_the_log_as_it_was(
 
 _LOAD_THEN_DIE = """
 import asyncio, os, signal, sys
-from dsh_session.stores import JsonlSessionStore, jsonl
+from dsh_session.stores import JsonlSessionStore, _jsonl as jsonl
 
 real = jsonl.set_aside
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from dsh_session._header import SessionId
 from dsh_session.errors import SessionConflictError
-from dsh_session.header import SessionId
-from dsh_session.stores.ownership import SessionLocks, this_writer
+from dsh_session.stores._ownership import SessionLocks, this_writer
 
 
 def test_a_new_owner_replaces_a_longer_leftover_name_exactly(tmp_path: Path) -> None:

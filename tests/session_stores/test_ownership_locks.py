@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from dsh_session._header import SessionId
 from dsh_session.errors import SessionConflictError
-from dsh_session.header import SessionId
-from dsh_session.stores.ownership import SessionLocks
+from dsh_session.stores._ownership import SessionLocks
 
 
 def test_a_lock_on_a_removed_file_is_retried_on_the_file_at_the_path(

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from dsh_session._session import Session
 from dsh_session.errors import SessionCorruptError, StoreError
-from dsh_session.session import Session
 from dsh_session.stores import (
     JsonlSessionStore,
     SqliteSessionStore,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from dsh_llm import create_user_message, freeze_message
+from dsh_session._session import Session
 from dsh_session.errors import SessionValidationError, StoreError
-from dsh_session.session import Session
 from dsh_session.stores import JsonlSessionStore, SessionNotFoundError, SqliteSessionStore
 
 from .conftest import DurableStoreClass, StoreFactory

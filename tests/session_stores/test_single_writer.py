@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from dsh_session._header import SessionId
+from dsh_session._session import Session
 from dsh_session.errors import SessionConflictError, StoreError
-from dsh_session.header import SessionId
-from dsh_session.session import Session
 from dsh_session.stores import MemorySessionStore, PostgresSessionStore, SqliteSessionStore
 
 from .conftest import StoreFactory

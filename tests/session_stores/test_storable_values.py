@@ -25,10 +25,10 @@ from dsh_llm import (
     create_user_message,
     freeze_message,
 )
+from dsh_session._header import SessionHeader, new_session_id, now_ms
+from dsh_session._parse import parse_events
+from dsh_session._session import Session
 from dsh_session.errors import SessionCorruptError, SessionFormatError, SessionValidationError
-from dsh_session.header import SessionHeader, new_session_id, now_ms
-from dsh_session.parse import parse_events
-from dsh_session.session import Session
 from dsh_session.stores import (
     JsonlSessionStore,
     MemorySessionStore,

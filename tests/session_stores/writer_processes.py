@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dsh_session.session import Session
+from dsh_session._session import Session
 from dsh_session.stores import JsonlSessionStore, SqliteSessionStore
 
 from .scenarios import complete_turn

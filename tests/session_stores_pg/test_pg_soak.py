@@ -22,7 +22,7 @@ import psycopg
 import pytest
 
 from dsh_agent import reconstruct_requests
-from dsh_session.session import Session
+from dsh_session._session import Session
 from dsh_session.stores import PostgresSessionStore
 
 TESTS_DIR = Path(__file__).resolve().parent.parent

@@ -13,6 +13,6 @@ except ImportError as error:  # pragma: no cover - depends on the install
         "the PostgreSQL store needs psycopg 3 and psycopg-pool: pip install 'dsh-sdk[postgres]'"
     ) from error
 
-from dsh_session.stores.postgres.store import PostgresSessionStore
+from dsh_session.stores.postgres._store import PostgresSessionStore
 
 __all__ = ["PostgresSessionStore"]

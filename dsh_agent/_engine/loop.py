@@ -1,0 +1,393 @@
+"""The agent loop: one session's deliveries, verbs and closing, over its parts.
+
+Deliveries go to the durable inbox (:mod:`dsh_agent.inbox`); when turns start, go on
+and stop is :mod:`dsh_agent._engine.driver`, how one turn runs :mod:`dsh_agent._engine.turn`. A turn
+whose tool call waits for approval stays open while the agent is idle; ``approve`` /
+``deny`` (or ``cancel``) let it go on (:mod:`dsh_agent.approvals`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+from dsh_agent._cancellation import CancelCauseInput, as_cancel_cause
+from dsh_agent._engine.branching import (
+    ContentInput,
+    Regeneration,
+    answer_to_last_prompt,
+    check_idle,
+    fork_before,
+    plan_edit,
+    start_branch,
+)
+from dsh_agent._engine.loop_parts import ClosedFlag, LoopWiring, build_parts, store_checkpoint
+from dsh_agent._engine.request_header import overridden
+from dsh_agent._engine.session_claims import claim, release
+from dsh_agent._model_settings import ModelSettings
+from dsh_agent._notifications import AgentStatus, InboxTarget, NotificationObserver, Notifier
+from dsh_agent._prestep import PreStepHandler
+from dsh_agent.approvals._gate import PendingApproval
+from dsh_agent.approvals._policy import ApprovalPolicy
+from dsh_agent.compaction._config import Compaction
+from dsh_agent.compaction._engine import CompactionResult
+from dsh_agent.errors import AgentClosedError, AgentError
+from dsh_agent.inbox import Inbox, check_target
+from dsh_agent.retry._chain import retry_target
+from dsh_agent.retry._policy import RetryPolicy
+from dsh_agent.streaming._stream import DEFAULT_MAX_PENDING, UpdateStream, run_stream
+from dsh_agent.tools import Tool
+from dsh_llm._ids import MessageId
+from dsh_llm._messages import UserMessage
+from dsh_llm._request import ModelAdapter
+from dsh_session._header import SessionId
+from dsh_session._session import Session
+
+if TYPE_CHECKING:
+    from dsh_session.stores import SessionStore
+
+DEFAULT_RETRY = RetryPolicy()
+"""Retries are on unless ``retry=None``: 5, from 500 ms to 10 s, 10 % jitter."""
+
+
+DepsT = TypeVar("DepsT")
+
+
+class AgentLoop:
+    """An asyncio agent over one session: the :class:`~dsh_agent._agent.Agent` surface.
+
+    Deliveries (``followup``, ``steer``, ``inject``) take the caller's complete
+    ``UserMessage`` and keep that very object through the inbox, the notifications,
+    pre-step, the ``user/message`` event, derived history and the model request.
+    """
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        adapter: ModelAdapter,
+        provider: str,
+        model: str,
+        system: str | None = None,
+        tools: Iterable[Tool[DepsT]] = (),
+        store: SessionStore | None = None,
+        max_tokens: int | None = None,
+        check_requests: bool = False,
+        retry: RetryPolicy | None = DEFAULT_RETRY,
+        context_window: int | None = None,
+        compaction: Compaction | None = None,
+        approval: ApprovalPolicy | None = None,
+        deps: DepsT | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        stop: Sequence[str] | None = None,
+        reasoning_effort: str | None = None,
+    ) -> None:
+        """Build a loop over ``session`` (new, or loaded from a store, whose pending
+        inbox is restored). With ``store``, the session is attached to it and flushed
+        at every checkpoint. ``check_requests`` compares each live request with its
+        reconstruction from the log before sending it. ``retry`` says which failed
+        model attempts are tried again, logged (``None``: none). ``context_window``
+        (default: ``KNOWN_CONTEXT_WINDOWS``) is logged as ``request/context``;
+        ``compaction`` keeps the requests below it. ``approval`` asks for approval of
+        more calls than the tools that declare ``requires_approval``. ``deps`` reaches
+        every tool as ``ToolContext.deps``; mypy checks it against the
+        ``ToolContext[Deps]`` the tools declare. ``temperature``, ``top_p``, ``stop``
+        and ``reasoning_effort`` (like ``max_tokens``) go into the request header;
+        ``None`` leaves the provider's default. ``run(..., settings=...)`` overrides
+        them for one run."""
+        # Every keyword but the session, so that an edit's branch is built alike.
+        options = dict(locals())
+        del options["self"], options["session"]
+        claim(session, self)  # one loop per session object; released by aclose() or GC
+        try:
+            self._session = session
+            self._store = store
+            self._closed = ClosedFlag()
+            self._observers: list[NotificationObserver] = []
+            self._pre_step_handlers: list[PreStepHandler] = []
+            tools = tuple(tools)
+            wiring = LoopWiring(
+                agent=weakref.ref(self),
+                notify=Notifier(session.id, self._observers),
+                checkpoint=store_checkpoint(store, session),
+                pre_step_handlers=self._pre_step_handlers,
+                closed=self._closed,
+            )
+            parts = build_parts(
+                wiring,
+                session=session,
+                adapter=adapter,
+                provider=provider,
+                model=model,
+                system=system,
+                tools=tools,
+                settings=ModelSettings(
+                    temperature=temperature,
+                    top_p=top_p,
+                    stop=None if stop is None else tuple(stop),
+                    reasoning_effort=reasoning_effort,
+                    max_tokens=max_tokens,
+                ),
+                check_requests=check_requests,
+                retry=retry,
+                context_window=context_window,
+                compaction=compaction,
+                approval=approval,
+                deps=deps,
+            )
+            self._inbox, self._approvals = parts.inbox, parts.approvals
+            self._context, self._steps, self._driver = parts.context, parts.steps, parts.driver
+            if store is not None:
+                store.attach(session)  # attaching the same object again does nothing
+            self._options: dict[str, Any] = {**options, "tools": tools}
+        except BaseException:
+            release(session, self)
+            raise
+
+    # --- closing ----------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Stop driving the session and give it back, so another loop may be built over
+        it. A running turn is aborted with cause ``disposed`` (pending input stays in
+        the durable inbox, for the next loop); once the driver is idle the log is
+        flushed to the store, if any. Later deliveries, cancels and inbox changes
+        raise :class:`AgentClosedError`. Closing again does nothing more. A loop that
+        is garbage-collected gives its session back too."""
+        self._driver.check_outside_own_turn("aclose()")
+        self._closed.closed = True
+        try:
+            scope = self._driver.scope
+            if scope is not None:
+                scope.cancel(as_cancel_cause("disposed"))
+            await self.when_idle()
+            await self._flush()
+        finally:
+            self._inbox.close()
+            release(self._session, self)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`aclose` was called."""
+        return self._closed.closed
+
+    def _check_open(self) -> None:
+        if self._closed.closed:
+            raise AgentClosedError(
+                f"the agent loop of session {self.id!r} is closed", session_id=self.id
+            )
+
+    # --- the Agent surface -------------------------------------------------------------
+
+    @property
+    def session(self) -> Session:
+        return self._session
+
+    @property
+    def inbox(self) -> Inbox:
+        return self._inbox
+
+    @property
+    def id(self) -> SessionId:
+        """The agent's identity: its session's id."""
+        return self._session.id
+
+    @property
+    def status(self) -> AgentStatus:
+        return self._driver.status
+
+    def send(self, message: UserMessage, target: InboxTarget, wakeup: bool) -> None:
+        """Deliver ``message`` (imported as is, its id kept) to ``target``. A waking send
+        to an idle agent starts a turn before returning; one that arrives while a turn
+        is aborting goes to next-turn and runs once that turn has closed. A message
+        whose id is already pending raises :class:`InboxError` and changes nothing."""
+        self._check_open()
+        target = check_target(target)
+        if wakeup:
+            asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
+            scope = self._driver.scope
+            if scope is not None and scope.cause is not None:
+                target = "next-turn"
+        self._inbox.append(target, message)
+        if wakeup:
+            self._driver.wake()
+
+    def followup(self, message: UserMessage) -> None:
+        """Queue ``message`` for a turn of its own and wake the agent."""
+        self.send(message, "next-turn", True)
+
+    def steer(self, message: UserMessage) -> None:
+        """Put ``message`` into the next step and wake the agent."""
+        self.send(message, "next-step", True)
+
+    def inject(self, message: UserMessage) -> None:
+        """Put ``message`` into the next step without waking the agent."""
+        self.send(message, "next-step", False)
+
+    def retry(self) -> None:
+        """Run the failed last turn again over the same history, in a new turn that
+        claims no input (see dsh_agent/README.md, "Failures and retries"); started
+        before returning. Raises :class:`NothingToRetryError` when the last turn did
+        not fail, :class:`AgentError` while a turn runs; both write nothing."""
+        self._check_open()
+        if self._driver.busy:
+            raise AgentError(f"agent {self.id!r} is running a turn: retry() needs it idle")
+        target = retry_target(self._session.events)
+        asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
+        self._driver.start(again=target)
+
+    def cancel(self, cause: CancelCauseInput = "user", *, keep_inbox: bool = False) -> None:
+        """Abort the running turn with ``cause`` (the first cause wins). Unless
+        ``keep_inbox``, everything pending is discarded first (durably). Cancelling
+        an idle agent only clears the inbox."""
+        self._check_open()
+        cancel_cause = as_cancel_cause(cause)
+        if not keep_inbox:
+            self._inbox.clear()
+            self._driver.forget_wake()
+        self._driver.cancel(cancel_cause)
+
+    async def when_idle(self) -> None:
+        """Return once the driver is quiescent (including a turn woken by a latch)."""
+        await self._driver.when_idle()
+
+    def subscribe(self, observer: NotificationObserver) -> Callable[[], None]:
+        """Call ``observer`` with every live notification, synchronously and in order;
+        an observer that raises is logged and does not stop the others. Returns the
+        function that unsubscribes it."""
+        self._observers.append(observer)
+
+        def unsubscribe() -> None:
+            if observer in self._observers:
+                self._observers.remove(observer)
+
+        return unsubscribe
+
+    def stream(
+        self,
+        message: UserMessage,
+        *,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        merge_deltas: bool = True,
+    ) -> UpdateStream:
+        """Send ``message`` as a followup and stream the typed updates until idle; see
+        :func:`dsh_agent.streaming.run_stream`."""
+        return run_stream(self, message, max_pending=max_pending, merge_deltas=merge_deltas)
+
+    async def compact_now(self) -> CompactionResult | None:
+        """Summarize all but the last unit now, between turns (needs ``compaction=``);
+        a send meanwhile starts its turn afterwards. ``None`` when there is nothing to
+        summarize; a failure raises ``CompactionError`` and changes no surface."""
+        self._check_open()
+        if self._driver.busy or self._driver.compacting:
+            raise AgentError(f"compact_now() needs agent {self.id!r} idle, not compacting")
+        with self._driver.paused():
+            result = await self._context.compact_now()
+            await self._flush()
+            return result
+
+    # --- approvals ---------------------------------------------------------------------
+
+    @property
+    def pending_approvals(self) -> tuple[PendingApproval, ...]:
+        """The tool calls waiting for a person's decision, in model order."""
+        return self._approvals.pending
+
+    async def approve(self, call_id: str) -> None:
+        """Let the waiting call ``call_id`` run once; durable when this returns."""
+        await self._decide(lambda: self._approvals.approve(call_id))
+
+    async def deny(self, call_id: str, reason: str | None = None) -> None:
+        """Refuse the waiting call ``call_id``: the model gets an error result naming
+        ``reason``; durable when this returns."""
+        await self._decide(lambda: self._approvals.deny(call_id, reason))
+
+    async def _decide(self, record: Callable[[], None]) -> None:
+        """Record a decision (an unknown or decided call raises ``ApprovalError``),
+        flush it, and drive the turn on when its next call no longer waits."""
+        self._check_open()
+        record()
+        await self._flush()
+        self._driver.go_on()
+
+    # --- per-run request overrides ---------------------------------------------------------
+
+    @contextmanager
+    def request_overrides(
+        self, settings: ModelSettings | None = None, tools: Iterable[Tool] = ()
+    ) -> Iterator[None]:
+        """Within the block, requests use ``settings`` over the loop's and offer
+        ``tools`` besides its own (each change logged as a ``request/header``, so the
+        requests stay reconstructable); on leaving, the loop's header comes back for
+        the next request. The agent must be idle on entry: this is how ``run(...,
+        settings=..., output_type=...)`` scopes its options to its own turns."""
+        self._check_open()
+        if self.status != "idle":
+            raise AgentError(
+                f"agent {self.id!r} is {self.status}: request overrides apply from an "
+                "idle agent (wait for when_idle() first)"
+            )
+        base_header, base_tools = self._steps.header, self._steps.tools
+        self._steps.configure(*overridden(base_header, base_tools, settings, tools))
+        try:
+            yield
+        finally:
+            self._steps.configure(base_header, base_tools)
+
+    def on_pre_step(self, handler: PreStepHandler) -> Callable[[], None]:
+        """Add a pre-step handler (the first added is the outermost). Returns the
+        function that removes it."""
+        self._pre_step_handlers.append(handler)
+
+        def remove() -> None:
+            if handler in self._pre_step_handlers:
+                self._pre_step_handlers.remove(handler)
+
+        return remove
+
+    # --- regenerate and edit (dsh_agent._engine.branching) ----------------------------------------
+
+    def regenerate(self) -> None:
+        """Start a turn that answers the last prompt again: the last answer and its tool
+        exchange leave the surface through one replace (the raw log keeps them). Raises
+        :class:`~dsh_agent._engine.branching.BranchError`, writing nothing, when there is no
+        prompt, a turn runs or input is pending."""
+        self._check_open()
+        check_idle(self._session, self._driver.busy, self._pending(), "regenerate")
+        answer_to_last_prompt(self._session)
+        asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
+        provider, model = self._options["provider"], self._options["model"]
+        self._driver.start(prelude=Regeneration(self._session, provider, model))
+
+    async def edit(self, message_id: MessageId | str, content: ContentInput) -> AgentLoop:
+        """Change the prompt ``message_id`` to ``content``: a new message with a new id
+        (``source.editOf`` names the old one), sent on a fork of the session cut before
+        the prompt's turn. Returns the branch's new, running agent loop (built like this
+        one, on the same store); this loop and its session are left as they are."""
+        self._check_open()
+        check_idle(self._session, self._driver.busy, self._pending(), "edit")
+        plan = plan_edit(self._session, message_id)
+        edited = plan.edited(content)
+        branch = AgentLoop(session=fork_before(self._session, plan.boundary), **self._options)
+        for handler in self._pre_step_handlers:
+            branch.on_pre_step(handler)
+        await start_branch(branch, self._store, plan, edited)
+        return branch
+
+    def _pending(self) -> int:
+        return len(self._inbox.next_step) + len(self._inbox.next_turn)
+
+    # --- durability ---------------------------------------------------------------------
+
+    async def _flush(self) -> None:
+        if self._store is not None:
+            await self._store.flush(self._session)

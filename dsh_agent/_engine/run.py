@@ -1,0 +1,196 @@
+"""Owned runs: send one followup and collect what happened until the agent is idle,
+optionally with model settings and a structured output type for that run only."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, overload, runtime_checkable
+
+from pydantic import BaseModel
+from typing_extensions import TypeVar
+
+from dsh_agent._agent import Agent
+from dsh_agent._failures import TurnFailed
+from dsh_agent._model_settings import ModelSettings
+from dsh_agent._structured_output import DEFAULT_OUTPUT_RETRIES, OutputCollector
+from dsh_agent.tools import Tool
+from dsh_llm._content import TextBlock
+from dsh_llm._messages import UserMessage
+from dsh_llm._stream import LlmFailure
+from dsh_session.events import (
+    AssistantMessageEvent,
+    ErrorReason,
+    LogEvent,
+    SessionEvent,
+    TurnEndEvent,
+)
+
+OutputT = TypeVar("OutputT", default=None)
+ModelT = TypeVar("ModelT", bound=BaseModel)
+_NO_OUTPUT: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult(Generic[OutputT]):
+    """What a run observed. It reports the interval, not causation: another caller's
+    input may have run in the same interval."""
+
+    final_response: str | None
+    """The text of the last committed assistant message that had text, if any."""
+    finish_reason: str | None
+    """The ``kind`` of the last turn-end reason (e.g. ``completed``), if a turn ended."""
+    events: tuple[LogEvent, ...]
+    """The events from the message's inbox receipt to the next idle."""
+    failure: LlmFailure | None = None
+    """Why the last turn of the interval failed, when it ended ``error``."""
+    output: OutputT = _NO_OUTPUT
+    """The validated answer when the run asked for an ``output_type`` (else None)."""
+
+
+@runtime_checkable
+class RequestOverridable(Protocol):
+    """An agent whose requests can take per-run settings and tools (``AgentLoop``)."""
+
+    def request_overrides(
+        self, settings: ModelSettings | None = None, tools: Sequence[Tool] = ()
+    ) -> AbstractContextManager[None]: ...
+
+
+@overload
+async def run(
+    agent: Agent,
+    message: UserMessage,
+    *,
+    settings: ModelSettings | None = None,
+    output_type: None = None,
+    raise_on_error: bool = True,
+) -> RunResult: ...
+
+
+@overload
+async def run(
+    agent: Agent,
+    message: UserMessage,
+    *,
+    settings: ModelSettings | None = None,
+    output_type: type[ModelT],
+    output_retries: int = DEFAULT_OUTPUT_RETRIES,
+    raise_on_error: bool = True,
+) -> RunResult[ModelT]: ...
+
+
+async def run(
+    agent: Agent,
+    message: UserMessage,
+    *,
+    settings: ModelSettings | None = None,
+    output_type: type[BaseModel] | None = None,
+    output_retries: int = DEFAULT_OUTPUT_RETRIES,
+    raise_on_error: bool = True,
+) -> RunResult[Any]:
+    """Send ``message`` as a followup, wait until ``agent`` is idle, and summarize the
+    events logged in between. ``message`` is a created message, not bare text.
+
+    ``settings`` override the loop's model settings for this run's requests. With
+    ``output_type`` (a Pydantic model) the model is offered a ``final_result`` tool
+    taking that model's schema; ``RunResult.output`` is the validated answer, and
+    after ``output_retries`` failed attempts :class:`OutputValidationError` is raised.
+    Both need an idle agent that supports request overrides (``AgentLoop``).
+
+    Raises :class:`~dsh_agent.TurnFailed` (carrying the failure and the result) when
+    the interval's last turn ended ``error``, unless ``raise_on_error`` is False; a
+    ``blocked`` or ``aborted`` turn is an outcome and is returned."""
+    if isinstance(message, str):
+        raise TypeError(
+            f"run() sends a UserMessage, not text: create one with "
+            f"create_user_message(content={_preview(message)!r}, source={{'kind': 'user'}})"
+        )
+    collector = (
+        None if output_type is None else OutputCollector(output_type, retries=output_retries)
+    )
+    start = agent.session.seq
+    with _overrides(agent, settings, collector):
+        agent.followup(message)
+        await agent.when_idle()
+        while collector is not None and collector.output is None:
+            end = _last_turn_end(agent.session.events[start:])
+            if end is None or end.data.reason.kind != "completed":
+                break
+            reminder = collector.missing()
+            if reminder is None:
+                break
+            agent.followup(reminder)
+            await agent.when_idle()
+    return _summarize(agent, start, raise_on_error, collector)
+
+
+async def run_retry(agent: Agent, *, raise_on_error: bool = True) -> RunResult:
+    """Run the failed last turn again (:meth:`~dsh_agent.AgentLoop.retry`), wait until
+    ``agent`` is idle and summarize the interval as :func:`run` does."""
+    return await run_verb(agent, agent.retry, raise_on_error=raise_on_error)
+
+
+async def run_verb(
+    agent: Agent, verb: Callable[[], Awaitable[None] | None], *, raise_on_error: bool = True
+) -> RunResult:
+    """Call ``verb`` (one of ``agent``'s that starts or resumes a turn: ``retry``,
+    ``regenerate``, an ``approve``; awaited when async), wait until ``agent`` is idle
+    and summarize the interval as :func:`run` does."""
+    start = agent.session.seq
+    started = verb()
+    if started is not None:
+        await started
+    await agent.when_idle()
+    return _summarize(agent, start, raise_on_error, None)
+
+
+def _summarize(
+    agent: Agent, start: int, raise_on_error: bool, collector: OutputCollector[Any] | None
+) -> RunResult[Any]:
+    events = tuple(agent.session.events[start:])
+    end = _last_turn_end(events)
+    reason = None if end is None else end.data.reason
+    result = RunResult(
+        final_response=_final_response(events),
+        finish_reason=None if reason is None else reason.kind,
+        events=events,
+        failure=reason.error if isinstance(reason, ErrorReason) else None,
+        output=None if collector is None else collector.result(),
+    )
+    if raise_on_error and result.failure is not None:
+        raise TurnFailed(result.failure, result)
+    return result
+
+
+def _overrides(
+    agent: Agent, settings: ModelSettings | None, collector: OutputCollector[Any] | None
+) -> AbstractContextManager[None]:
+    if settings is None and collector is None:
+        return nullcontext()
+    if not isinstance(agent, RequestOverridable):
+        raise TypeError(
+            f"{type(agent).__name__} takes no per-run settings or output_type (AgentLoop does)"
+        )
+    return agent.request_overrides(settings, () if collector is None else (collector.tool,))
+
+
+def _preview(text: str, width: int = 40) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _final_response(events: Sequence[SessionEvent]) -> str | None:
+    for event in reversed(events):
+        if isinstance(event, AssistantMessageEvent):
+            texts = [b.text for b in event.data.message.content if isinstance(b, TextBlock)]
+            if texts:
+                return "".join(texts)
+    return None
+
+
+def _last_turn_end(events: Sequence[SessionEvent]) -> TurnEndEvent | None:
+    for event in reversed(events):
+        if isinstance(event, TurnEndEvent):
+            return event
+    return None

@@ -1,0 +1,359 @@
+"""``agent.stream(message)`` / ``run_stream(agent, message)``: the typed updates of
+one owned run, from the followup to the next idle.
+
+The stream is built on the two synchronous observation points the loop already has:
+the session's event observers (every committed event) and the agent's live
+notifications (inbox, status, the start of a model stream). Both fire in the loop's
+own order, into one buffer, so the updates keep that order.
+
+Buffering policy: the loop never waits for the consumer. While the consumer lags,
+adjacent text (or reasoning) deltas of one block are merged into one update, which
+keeps every character and bounds the buffer by the number of UI elements rather than
+chunks. If the buffer still exceeds ``max_pending``, the stream stops observing,
+delivers what it holds and then raises :class:`StreamOverflowError` naming the first
+event it did not deliver (the log has it; reload and resume there).
+
+Closing the stream (``aclose()``, leaving ``async with``, or dropping the iterator
+after ``break``) only stops observing: the agent's turn goes on (use
+``agent.cancel()`` to stop it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from dataclasses import replace
+from types import TracebackType
+from typing import TYPE_CHECKING, Self
+
+from dsh_agent._notifications import (
+    AssistantStreamStarted,
+    InboxClaimed,
+    InboxDiscarded,
+    InboxInserted,
+    Notification,
+    StatusChanged,
+)
+from dsh_agent.errors import StreamOverflowError
+from dsh_agent.streaming._updates import (
+    AgentUpdate,
+    AssistantCommitted,
+    AssistantFailed,
+    AssistantStarted,
+    MessageClaimed,
+    MessageDiscarded,
+    MessageQueued,
+    ReasoningDelta,
+    StatusUpdate,
+    TextDelta,
+    ToolCallCommitted,
+    ToolResultCommitted,
+    TurnEnded,
+    TurnStarted,
+    UserMessageEntered,
+)
+from dsh_llm._content import ToolCallBlock
+from dsh_llm._ids import MessageId
+from dsh_llm._messages import UserMessage
+from dsh_llm._stream import (
+    AbortedFinish,
+    ErrorFinish,
+    FinishChunk,
+    ReasoningDeltaChunk,
+    TextDeltaChunk,
+)
+from dsh_session.events import (
+    AssistantChunkEvent,
+    AssistantMessageEvent,
+    Replace,
+    SessionEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+    UserMessageEvent,
+)
+
+if TYPE_CHECKING:
+    from dsh_agent._agent import Agent
+    from dsh_session._session import Session
+
+DEFAULT_MAX_PENDING = 10_000
+"""Updates a stream holds for a lagging consumer (after merging deltas) before it
+gives up with :class:`StreamOverflowError`."""
+
+
+class _Buffer:
+    """What the observers write into: the pending updates and how the stream ends.
+    Kept apart from :class:`UpdateStream` so the agent's observer lists never hold
+    the iterator itself, which can then be collected (and unsubscribe) after ``break``."""
+
+    def __init__(self, agent: Agent, max_pending: int, merge_deltas: bool) -> None:
+        self.agent = agent
+        self.max_pending = max_pending
+        self.merge_deltas = merge_deltas
+        self.pending: deque[AgentUpdate | _GrowingDelta] = deque()
+        self.waiter: asyncio.Future[None] | None = None  # the consumer, when it waits
+        self.idle_seen = False
+        self.failure: BaseException | None = None
+        self.unsubscribes: list[Callable[[], None]] = []
+        self._streaming: MessageId | None = None  # the model stream being observed
+        self._answering: MessageId | None = None  # the last committed assistant message
+
+    def stop_observing(self) -> None:
+        for unsubscribe in self.unsubscribes:
+            unsubscribe()
+        self.unsubscribes.clear()
+
+    # --- the observers ----------------------------------------------------------------
+
+    def on_notification(self, notification: Notification) -> None:
+        if isinstance(notification, AssistantStreamStarted):
+            self._streaming = notification.message_id
+            self._put(
+                AssistantStarted(notification.message_id, notification.turn, notification.step)
+            )
+        elif isinstance(notification, InboxInserted):
+            self._put(MessageQueued(notification.message))
+        elif isinstance(notification, InboxDiscarded):
+            self._put(MessageDiscarded(notification.message))
+        elif isinstance(notification, InboxClaimed):
+            self._put(MessageClaimed(notification.message, notification.turn))
+        elif isinstance(notification, StatusChanged):
+            self._put(StatusUpdate(notification.status))
+            if notification.status == "idle":
+                self.idle_seen = True
+
+    def on_event(self, event: SessionEvent) -> None:
+        try:
+            update = self._translate(event)
+        except Exception as error:  # surfaces in the iterator instead of the log
+            self._fail(error)
+            return
+        if update is not None:
+            self._put(update, seq=event.seq)
+
+    def _translate(self, event: SessionEvent) -> AgentUpdate | None:
+        if isinstance(event, AssistantChunkEvent):  # most updates; never a replace
+            return self._chunk_update(event)
+        if isinstance(event.surface_op, Replace):
+            return None  # compaction rewrites what was shown: no new message to stream
+        if isinstance(event, TurnStartEvent):
+            return TurnStarted(event.data.turn, event.seq)
+        session = self.agent.session
+        if isinstance(event, UserMessageEvent):
+            turn, step = session.open_turn or 0, session.open_step or 0
+            return UserMessageEntered(event.data, turn, step, event.seq)
+        if isinstance(event, AssistantMessageEvent):
+            data = event.data
+            self._answering = data.message.id
+            return AssistantCommitted(
+                data.message, data.turn, data.step, event.seq, bool(data.interrupted)
+            )
+        if isinstance(event, ToolCallEvent):
+            call = event.data
+            parent = self._answering or _message_calling(session, call.call_id, event.seq)
+            return ToolCallCommitted(
+                parent, call.call_id, call.name, call.arguments, call.turn, call.step, event.seq
+            )
+        if isinstance(event, ToolResultEvent):
+            result = event.data
+            block = result.message.content[0]
+            return ToolResultCommitted(
+                result.message,
+                block.tool_call_id,
+                block.is_error,
+                result.turn,
+                result.step,
+                event.seq,
+            )
+        if isinstance(event, TurnEndEvent):
+            return TurnEnded(event.data.turn, event.data.reason, event.seq)
+        return None
+
+    def _chunk_update(self, event: AssistantChunkEvent) -> AgentUpdate | None:
+        chunk, message_id = event.data.chunk, self._streaming
+        if message_id is None:  # another writer's chunks: no stream was announced
+            return None
+        if isinstance(chunk, TextDeltaChunk):
+            return TextDelta(message_id, chunk.index, chunk.text, event.seq)
+        if isinstance(chunk, ReasoningDeltaChunk):
+            return ReasoningDelta(message_id, chunk.index, chunk.text, event.seq)
+        if isinstance(chunk, FinishChunk) and isinstance(chunk.reason, ErrorFinish | AbortedFinish):
+            return AssistantFailed(message_id, chunk.reason.failure, event.seq)
+        return None
+
+    # --- the buffer -------------------------------------------------------------------
+
+    def _put(self, update: AgentUpdate, *, seq: int | None = None) -> None:
+        if self.failure is not None:
+            return
+        last = self.pending[-1] if self.pending else None
+        if isinstance(last, _GrowingDelta) and last.grows(update):
+            last.add(update)
+        elif len(self.pending) >= self.max_pending:
+            session = self.agent.session
+            resume = session.seq if seq is None else seq
+            self._fail(
+                StreamOverflowError(
+                    f"the update stream of session {session.id!r} fell more than "
+                    f"{self.max_pending} updates behind; events from seq {resume} on were "
+                    "not delivered (reload the session and resume there)",
+                    session_id=session.id,
+                    seq=resume,
+                    limit=self.max_pending,
+                )
+            )
+            return
+        elif self.merge_deltas and isinstance(update, TextDelta | ReasoningDelta):
+            self.pending.append(_GrowingDelta(update))
+        else:
+            self.pending.append(update)
+        self._wake()
+
+    def _fail(self, error: BaseException) -> None:
+        self.failure = error
+        self.stop_observing()
+        self._wake()
+
+    def _wake(self) -> None:
+        # A bare future rather than an asyncio.Event: one wake per update of a live
+        # stream, and the event's waiter list and clear() cost a third of it.
+        waiter = self.waiter
+        if waiter is not None:
+            self.waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+
+def _message_calling(session: Session, call_id: str, seq: int) -> MessageId:
+    """The assistant message that asked for ``call_id`` (committed before the stream
+    subscribed, when it joined a running turn)."""
+    events = session.events
+    for earlier in range(seq - 1, -1, -1):
+        event = events[earlier]
+        if isinstance(event, AssistantMessageEvent) and any(
+            isinstance(block, ToolCallBlock) and block.id == call_id
+            for block in event.data.message.content
+        ):
+            return event.data.message.id
+    raise LookupError(f"tool/call {call_id!r} at seq {seq} follows no assistant message")
+
+
+class _GrowingDelta:
+    """A buffered delta that later deltas of the same block extend while the consumer
+    lags; the parts are joined once, when the consumer takes it."""
+
+    __slots__ = ("_first", "_parts", "_seq")
+
+    def __init__(self, first: TextDelta | ReasoningDelta) -> None:
+        self._first = first
+        self._parts = [first.text]
+        self._seq = first.seq
+
+    def grows(self, update: AgentUpdate) -> bool:
+        first = self._first
+        return (
+            type(update) is type(first)
+            and isinstance(update, TextDelta | ReasoningDelta)
+            and (update.message_id, update.index) == (first.message_id, first.index)
+        )
+
+    def add(self, update: AgentUpdate) -> None:
+        assert isinstance(update, TextDelta | ReasoningDelta)
+        self._parts.append(update.text)
+        self._seq = update.seq
+
+    def build(self) -> TextDelta | ReasoningDelta:
+        if len(self._parts) == 1:
+            return self._first
+        return replace(self._first, text="".join(self._parts), seq=self._seq)
+
+
+class UpdateStream:
+    """An async iterator of :data:`AgentUpdate` for one run; see the module docstring.
+    Use it with ``async for`` (optionally inside ``async with``)."""
+
+    def __init__(self, buffer: _Buffer) -> None:
+        self._buffer = buffer
+        self._closed = False
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> AgentUpdate:
+        buffer = self._buffer
+        while not self._closed:
+            if buffer.pending:
+                item = buffer.pending.popleft()
+                return item.build() if isinstance(item, _GrowingDelta) else item
+            if buffer.failure is not None:
+                failure, buffer.failure = buffer.failure, None
+                self._close()
+                raise failure
+            if buffer.idle_seen and buffer.agent.status == "idle":
+                break
+            if buffer.waiter is not None and not buffer.waiter.done():
+                # One waiter is woken per update: a second would wait for ever.
+                raise RuntimeError(
+                    "another task is already waiting on this update stream; read it from "
+                    "one task at a time"
+                )
+            buffer.waiter = asyncio.get_running_loop().create_future()
+            await buffer.waiter
+        self._close()
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        """Stop observing; later iteration ends at once. The agent is not affected."""
+        self._close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        self._closed = True
+        self._buffer.stop_observing()
+        self._buffer.pending.clear()
+
+    def __del__(self) -> None:
+        # Dropped after ``break`` without aclose(): the observers must not outlive it.
+        self._buffer.stop_observing()
+
+
+def run_stream(
+    agent: Agent,
+    message: UserMessage,
+    *,
+    max_pending: int = DEFAULT_MAX_PENDING,
+    merge_deltas: bool = True,
+) -> UpdateStream:
+    """Subscribe to ``agent``, send ``message`` as a followup, and return the stream
+    of updates until the agent is next idle. A refused send (e.g. an id already
+    delivered) raises here, with nothing observed. ``merge_deltas=False`` keeps one
+    delta per chunk while the buffer has room."""
+    if isinstance(message, str):
+        raise TypeError(
+            "stream() sends a UserMessage, not text: create one with "
+            "create_user_message(content=..., source={'kind': 'user'})"
+        )
+    if max_pending < 1:
+        raise ValueError(f"max_pending must be at least 1, not {max_pending}")
+    buffer = _Buffer(agent, max_pending, merge_deltas)
+    buffer.unsubscribes.append(agent.session.subscribe(buffer.on_event))
+    buffer.unsubscribes.append(agent.subscribe(buffer.on_notification))
+    try:
+        agent.followup(message)
+    except BaseException:
+        buffer.stop_observing()
+        raise
+    return UpdateStream(buffer)

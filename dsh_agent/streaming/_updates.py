@@ -1,0 +1,204 @@
+"""The typed updates of :meth:`AgentLoop.stream`: everything a UI shows, in order.
+
+Each update names what it belongs to: a ``MessageId`` (``message_id``) for anything a
+UI draws as a message, and the ``seq`` of the session event it comes from, so that
+after a reload the UI can match its elements with the stored log (the committed
+assistant message keeps the id its deltas carried; its ``source_event_seqs`` are the
+seqs of those deltas). Live-only updates (inbox, status, the start of a stream) carry
+no seq: they are not in the log, or are in it as inbox splices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from dsh_agent._notifications import AgentStatus
+from dsh_llm._ids import CallId, MessageId
+from dsh_llm._messages import AssistantMessage, ToolResultMessage, UserMessage
+from dsh_llm._stream import LlmFailure
+from dsh_session.events import TurnEndReason
+
+
+@dataclass(frozen=True, slots=True)
+class MessageQueued:
+    """``message`` became pending in the inbox (``next-turn`` or ``next-step``)."""
+
+    message: UserMessage
+
+    @property
+    def message_id(self) -> MessageId:
+        return self.message.id
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDiscarded:
+    """The pending ``message`` was removed; it will not run."""
+
+    message: UserMessage
+
+    @property
+    def message_id(self) -> MessageId:
+        return self.message.id
+
+
+@dataclass(frozen=True, slots=True)
+class MessageClaimed:
+    """Turn ``turn`` took the pending ``message`` (it may still be rejected by pre-step)."""
+
+    message: UserMessage
+    turn: int
+
+    @property
+    def message_id(self) -> MessageId:
+        return self.message.id
+
+
+@dataclass(frozen=True, slots=True)
+class StatusUpdate:
+    """The agent became ``idle`` or ``running``."""
+
+    status: AgentStatus
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStarted:
+    """``turn/start`` at ``seq``."""
+
+    turn: int
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessageEntered:
+    """``message`` entered step ``step`` of ``turn``: it is now in the conversation."""
+
+    message: UserMessage
+    turn: int
+    step: int
+    seq: int
+
+    @property
+    def message_id(self) -> MessageId:
+        return self.message.id
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantStarted:
+    """The model started answering; its message, if committed, has ``message_id``."""
+
+    message_id: MessageId
+    turn: int
+    step: int
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """More text for block ``index`` of message ``message_id``. When the consumer lags,
+    adjacent deltas of one block are merged: ``seq`` is the last chunk event included."""
+
+    message_id: MessageId
+    index: int
+    text: str
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """More reasoning for block ``index`` of message ``message_id`` (merged like
+    :class:`TextDelta`)."""
+
+    message_id: MessageId
+    index: int
+    text: str
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantCommitted:
+    """The assistant ``message`` was committed at ``seq`` (``interrupted`` when a cancel
+    cut it short); it replaces what the deltas drew under the same id."""
+
+    message: AssistantMessage
+    turn: int
+    step: int
+    seq: int
+    interrupted: bool
+
+    @property
+    def message_id(self) -> MessageId:
+        return self.message.id
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantFailed:
+    """The model call for ``message_id`` ended with ``failure``: no message with that id
+    will be committed, so a UI removes or marks what the deltas drew. ``seq`` is the
+    failed ``finish`` chunk."""
+
+    message_id: MessageId
+    failure: LlmFailure
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallCommitted:
+    """``tool/call`` at ``seq``: call ``call_id`` of assistant message ``message_id``
+    is about to run (or be answered as not run)."""
+
+    message_id: MessageId
+    call_id: CallId
+    name: str
+    arguments: str
+    turn: int
+    step: int
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultCommitted:
+    """``tool/result`` at ``seq``: the result ``message`` of call ``call_id``."""
+
+    message: ToolResultMessage
+    call_id: CallId
+    is_error: bool
+    turn: int
+    step: int
+    seq: int
+
+    @property
+    def message_id(self) -> MessageId:
+        return self.message.id
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded:
+    """``turn/end`` at ``seq`` with ``reason`` (``completed``, ``error``, ``aborted``...)."""
+
+    turn: int
+    reason: TurnEndReason
+    seq: int
+
+    @property
+    def kind(self) -> str:
+        """The reason's kind, e.g. ``completed`` or ``error``."""
+        return self.reason.kind
+
+
+AgentUpdate: TypeAlias = (
+    MessageQueued
+    | MessageDiscarded
+    | MessageClaimed
+    | StatusUpdate
+    | TurnStarted
+    | UserMessageEntered
+    | AssistantStarted
+    | TextDelta
+    | ReasoningDelta
+    | AssistantCommitted
+    | AssistantFailed
+    | ToolCallCommitted
+    | ToolResultCommitted
+    | TurnEnded
+)
+"""Any update of an agent stream."""

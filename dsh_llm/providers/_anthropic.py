@@ -1,0 +1,118 @@
+"""Adapter for the Anthropic Messages API, built on the official ``anthropic`` package.
+
+Install with ``pip install 'dsh-sdk[anthropic]'``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+try:
+    import anthropic
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "AnthropicAdapter needs the 'anthropic' package: pip install 'dsh-sdk[anthropic]'"
+    ) from error
+
+from dsh_llm._frozen_json import freeze_json, thaw_json
+from dsh_llm._request import GenerateRequest
+from dsh_llm._stream import StreamChunk
+from dsh_llm.providers._anthropic_stream import MessagesStreamTranslator
+from dsh_llm.providers._anthropic_wire import messages_body
+from dsh_llm.providers._errors import SdkErrors
+from dsh_llm.providers._streaming import (
+    DEFAULT_FIRST_CHUNK_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT,
+    SdkStream,
+    checked_idle_timeout,
+    checked_timeout,
+    run_stream,
+)
+
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam, RawMessageStreamEvent
+
+ANTHROPIC_ERRORS = SdkErrors(
+    status=anthropic.APIStatusError,
+    timeout=anthropic.APITimeoutError,
+    connection=anthropic.APIConnectionError,
+    api=anthropic.APIError,
+)
+
+DEFAULT_MAX_TOKENS = 4096
+"""Sent when a request sets no ``max_tokens``: the Messages API requires one."""
+
+
+class AnthropicAdapter:
+    """A :class:`~dsh_llm._request.ModelAdapter` over streaming ``/v1/messages``.
+
+    Pass a configured ``anthropic.AsyncAnthropic`` as ``client``, or let the adapter
+    build one from ``base_url`` and ``api_key`` (default: ``ANTHROPIC_API_KEY``).
+
+    ``thinking`` is sent as the API's ``thinking`` configuration on every request,
+    e.g. ``{"type": "enabled", "budget_tokens": 2048}``. Thinking blocks come back as
+    reasoning blocks; their signatures (and redacted thinking) ride in the
+    assistant message's replay state and are sent back verbatim to the same model.
+    ``GenerateRequest.reasoning_effort`` becomes ``output_config.effort``.
+
+    Retries: none by default (``max_retries=0``): every failure ends the stream in
+    ``finish {error}`` and the caller decides; the agent loop's ``RetryPolicy``
+    retries and logs each attempt. A positive ``max_retries`` lets the SDK retry a
+    request that failed before streaming began, invisibly to the log.
+    ``idle_timeout`` (seconds, default 120; ``None`` for no limit) ends a started
+    stream in ``TIMEOUT`` when it sends no data that long; keep-alive comments and
+    pings do not count as data. ``first_chunk_timeout`` (seconds, default 120;
+    ``None`` for no limit) ends a request in ``TIMEOUT`` when no data of the
+    response has come that long after it was sent. ``timeout`` is the SDK's client
+    timeout for each network operation.
+    """
+
+    def __init__(
+        self,
+        *,
+        client: anthropic.AsyncAnthropic | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_retries: int = 0,
+        timeout: float | None = None,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+        first_chunk_timeout: float | None = DEFAULT_FIRST_CHUNK_TIMEOUT,
+        default_max_tokens: int = DEFAULT_MAX_TOKENS,
+        thinking: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._idle_timeout = checked_idle_timeout(idle_timeout)
+        self._first_chunk_timeout = checked_timeout("first_chunk_timeout", first_chunk_timeout)
+        if client is None:
+            options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+            client = anthropic.AsyncAnthropic(
+                base_url=base_url, api_key=api_key, max_retries=max_retries, **options
+            )
+        self.client = client
+        self._default_max_tokens = default_max_tokens
+        # A detached copy, checked to be JSON now rather than on the first request.
+        self._thinking: dict[str, Any] | None = (
+            None if thinking is None else thaw_json(freeze_json(thinking))
+        )
+
+    def stream(self, request: GenerateRequest) -> AsyncIterator[StreamChunk]:
+        """Stream one message; failures end in ``finish {error}``."""
+        return run_stream(
+            lambda: self._open(request),
+            MessagesStreamTranslator(),
+            ANTHROPIC_ERRORS,
+            idle_timeout=self._idle_timeout,
+            first_chunk_timeout=self._first_chunk_timeout,
+        )
+
+    async def _open(self, request: GenerateRequest) -> SdkStream[RawMessageStreamEvent]:
+        body = messages_body(
+            request, default_max_tokens=self._default_max_tokens, thinking=self._thinking
+        )
+        return await self.client.messages.create(
+            model=request.model,
+            max_tokens=body.max_tokens,
+            messages=cast("list[MessageParam]", body.messages),
+            stream=True,
+            extra_body=body.options,
+        )

@@ -1,0 +1,129 @@
+"""Adapter for OpenAI chat completions and the servers that speak it (DeepSeek,
+OpenAI, vLLM, Ollama, ...), built on the official ``openai`` package.
+
+Install with ``pip install 'dsh-sdk[openai]'``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, cast
+
+try:
+    import openai
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "OpenAIChatAdapter needs the 'openai' package: pip install 'dsh-sdk[openai]'"
+    ) from error
+
+from dsh_llm._request import GenerateRequest
+from dsh_llm._stream import StreamChunk
+from dsh_llm.providers._errors import SdkErrors
+from dsh_llm.providers._openai_stream import ChatStreamTranslator
+from dsh_llm.providers._openai_wire import MaxTokensField, chat_body
+from dsh_llm.providers._streaming import (
+    DEFAULT_FIRST_CHUNK_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT,
+    SdkStream,
+    checked_idle_timeout,
+    checked_timeout,
+    run_stream,
+)
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
+
+OPENAI_ERRORS = SdkErrors(
+    status=openai.APIStatusError,
+    timeout=openai.APITimeoutError,
+    connection=openai.APIConnectionError,
+    api=openai.APIError,
+)
+
+KNOWN_PROVIDERS: dict[str, tuple[str | None, str]] = {
+    "openai": (None, "OPENAI_API_KEY"),
+    "deepseek": ("https://api.deepseek.com", "DEEPSEEK_API_KEY"),
+}
+"""Providers whose endpoint and API-key variable need no configuration:
+``provider -> (base_url, environment variable)``. ``None`` is the SDK's default."""
+
+
+class OpenAIChatAdapter:
+    """A :class:`~dsh_llm._request.ModelAdapter` over ``/chat/completions`` streaming.
+
+    Pass a configured ``openai.AsyncOpenAI`` as ``client``, or let the adapter build
+    one from ``base_url`` and ``api_key``. For the providers in
+    :data:`KNOWN_PROVIDERS` both default: ``OpenAIChatAdapter(provider="deepseek")``
+    talks to DeepSeek with the key in ``DEEPSEEK_API_KEY``. ``provider`` only picks
+    these defaults (kept as ``adapter.provider``); requests name their own provider.
+
+    Retries: none by default (``max_retries=0``): every failure ends the stream in
+    ``finish {error}`` and the caller decides; the agent loop's ``RetryPolicy``
+    retries and logs each attempt. A positive ``max_retries`` lets the SDK retry a
+    request that failed before streaming began, invisibly to the log.
+
+    ``max_tokens_field`` names the wire field for ``GenerateRequest.max_tokens``:
+    ``max_tokens`` (DeepSeek, vLLM, Ollama) or ``max_completion_tokens`` (OpenAI's
+    reasoning models refuse the older name).
+    ``idle_timeout`` (seconds, default 120; ``None`` for no limit) ends a started
+    stream in ``TIMEOUT`` when it sends no data that long; keep-alive comments and
+    pings do not count as data. ``first_chunk_timeout`` (seconds, default 120;
+    ``None`` for no limit) ends a request in ``TIMEOUT`` when no data of the
+    response has come that long after it was sent. ``timeout`` is the SDK's client
+    timeout for each network operation.
+    """
+
+    def __init__(
+        self,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        provider: str = "openai",
+        max_retries: int = 0,
+        timeout: float | None = None,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+        first_chunk_timeout: float | None = DEFAULT_FIRST_CHUNK_TIMEOUT,
+        max_tokens_field: MaxTokensField = "max_tokens",
+    ) -> None:
+        self._idle_timeout = checked_idle_timeout(idle_timeout)
+        self._first_chunk_timeout = checked_timeout("first_chunk_timeout", first_chunk_timeout)
+        self.provider = provider
+        self._max_tokens_field: MaxTokensField = max_tokens_field
+        if client is None:
+            known = KNOWN_PROVIDERS.get(provider)
+            if known is None and base_url is None:
+                raise ValueError(
+                    f"provider {provider!r} has no known endpoint: pass base_url "
+                    f"(known providers: {', '.join(sorted(KNOWN_PROVIDERS))})"
+                )
+            default_url, key_variable = known or (None, None)
+            options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+            client = openai.AsyncOpenAI(
+                base_url=base_url or default_url,
+                api_key=api_key or (os.environ.get(key_variable) if key_variable else None),
+                max_retries=max_retries,
+                **options,
+            )
+        self.client = client
+
+    def stream(self, request: GenerateRequest) -> AsyncIterator[StreamChunk]:
+        """Stream one completion; failures end in ``finish {error}``."""
+        return run_stream(
+            lambda: self._open(request),
+            ChatStreamTranslator(),
+            OPENAI_ERRORS,
+            idle_timeout=self._idle_timeout,
+            first_chunk_timeout=self._first_chunk_timeout,
+        )
+
+    async def _open(self, request: GenerateRequest) -> SdkStream[ChatCompletionChunk]:
+        body = chat_body(request, max_tokens_field=self._max_tokens_field)
+        return await self.client.chat.completions.create(
+            model=request.model,
+            messages=cast("list[ChatCompletionMessageParam]", body.messages),
+            stream=True,
+            stream_options={"include_usage": True},
+            extra_body=body.options,
+        )

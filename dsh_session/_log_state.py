@@ -1,0 +1,255 @@
+"""The structural rules of a log, checked one event at a time.
+
+:class:`LogState` is the state a log is in after its events so far: the open turn and
+step, the tool calls of the open step still awaiting a result, where each turn started
+and ended, the latest request header, and the surface. ``advance`` checks the next
+event against it and applies it, in one dispatch per event; an event that may not come
+next raises before anything changes. Live append and whole-log validation run the same
+rules, so a log this package wrote always loads, and validity is prefix-closed (every
+prefix of a valid log is valid).
+
+The rules:
+
+- ``turn/start`` numbers the next turn (last + 1) and needs no turn open; ``turn/end``
+  closes the open turn once its step is closed. ``session/end-seed`` may come anywhere:
+  the harness writes it inside the open turn when a seed was cut mid-turn.
+- ``step/start`` opens the next step (last + 1, from 1 in each turn) of the open turn;
+  ``step/end`` closes it.
+- ``assistant/chunk``, ``assistant/message``, ``tool/call`` and ``tool/result`` that
+  append belong to the open step and name its turn and step.
+- A ``tool/call`` names a call requested by an assistant message of the open step and
+  not yet started; a ``tool/result`` answers a requested call not yet answered (it may
+  come without a ``tool/call`` when the call never started). ``step/end`` forgets calls
+  left unanswered, as the reference harness does.
+- Surface replaces (compaction) are surface maintenance: they may come between turns,
+  and their own rules live in :mod:`dsh_session._surface`.
+- Every other event (request headers and context, compaction, retries, approvals, the
+  harness's foreign types) may come anywhere. The harness's optional checker
+  (core/session invariant.ts) is stricter in places dsh's writers already respect; see
+  docs/decisions/2026-12-02-harness-vocabulary.md.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from dsh_llm._content import ToolCallBlock
+from dsh_session._surface import Surface
+from dsh_session.errors import SessionValidationError
+from dsh_session.events import (
+    AssistantChunkEvent,
+    AssistantMessageEvent,
+    Replace,
+    RequestHeader,
+    RequestHeaderEvent,
+    SessionEvent,
+    StepEndEvent,
+    StepStartEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+    UserMessageEvent,
+)
+
+
+class LogState:
+    """Where a log stands after its events so far; see the module docstring."""
+
+    __slots__ = (
+        "_awaiting",
+        "_turn_ends",
+        "_turn_starts",
+        "last_step",
+        "last_turn",
+        "open_step",
+        "open_turn",
+        "request_header",
+        "surface",
+    )
+
+    def __init__(self, events: Sequence[SessionEvent]) -> None:
+        self.surface = Surface(events)
+        self.open_turn: int | None = None
+        """The number of the open turn, or ``None`` between turns."""
+        self.open_step: int | None = None
+        """The number of the open step of the open turn, or ``None``."""
+        self.last_turn = 0
+        """The highest turn number started so far (0 if none)."""
+        self.last_step = 0
+        """The highest step number started in the open (or last) turn."""
+        self.request_header: RequestHeader | None = None
+        """The latest ``request/header`` snapshot."""
+        # Calls requested in the open step and not yet answered: call id -> started.
+        self._awaiting: dict[str, bool] = {}
+        self._turn_starts: list[int] = []
+        self._turn_ends: list[int] = []
+
+    def advance(self, event: SessionEvent) -> None:
+        """Check that ``event`` may come next and apply it. Raises
+        :class:`SessionValidationError` and changes nothing when it may not."""
+        rule = _ADVANCES.get(type(event))
+        if rule is not None:
+            rule(self, event)
+
+    def advance_in_order(self, events: Sequence[SessionEvent]) -> int:
+        """:meth:`advance` over a whole log while each item is the session event whose
+        seq is its position; return where that stopped (``len(events)`` at the end).
+        One dispatch per event and no call in between: this is the loop of a load."""
+        rule_of = _ADVANCES.get
+        for position, event in enumerate(events):
+            rule = rule_of(type(event))
+            if rule is None and not isinstance(event, SessionEvent):
+                return position  # anything may be passed at run time
+            if event.seq != position:
+                return position
+            if rule is not None:
+                rule(self, event)
+        return len(events)
+
+    def turn_open_at(self, seq: int) -> int | None:
+        """The turn that is open right after event ``seq`` (``None`` if none is)."""
+        index = bisect_right(self._turn_starts, seq) - 1
+        if index < 0:
+            return None
+        if index < len(self._turn_ends) and self._turn_ends[index] <= seq:
+            return None
+        return index + 1  # turns are numbered 1, 2, ... in log order
+
+    # --- one step per event type: every check first, then the change -----------------
+
+    def _advance_turn_start(self, event: TurnStartEvent) -> None:
+        if self.open_turn is not None:
+            _reject(event, f"turn {self.open_turn} is still open", "type")
+        if event.data.turn != self.last_turn + 1:
+            _reject(event, f"the next turn is {self.last_turn + 1}", "data.turn")
+        self.open_turn = self.last_turn = event.data.turn
+        self.last_step = 0
+        self._awaiting.clear()
+        self._turn_starts.append(event.seq)
+
+    def _advance_turn_end(self, event: TurnEndEvent) -> None:
+        self._check_in_turn(event, event.data.turn)
+        if self.open_step is not None:
+            _reject(event, f"step {self.open_step} is still open", "type")
+        self.open_turn = None
+        self._awaiting.clear()
+        self._turn_ends.append(event.seq)
+
+    def _advance_step_start(self, event: StepStartEvent) -> None:
+        self._check_in_turn(event, event.data.turn)
+        if self.open_step is not None:
+            _reject(event, f"step {self.open_step} is still open", "type")
+        if event.data.step != self.last_step + 1:
+            _reject(
+                event,
+                f"the next step of turn {self.open_turn} is {self.last_step + 1}",
+                "data.step",
+            )
+        self.open_step = self.last_step = event.data.step
+
+    def _advance_step_end(self, event: StepEndEvent) -> None:
+        self._check_in_step(event, event.data.turn, event.data.step)
+        self.open_step = None
+        self._awaiting.clear()
+
+    def _advance_chunk(self, event: AssistantChunkEvent) -> None:
+        # The commonest event of a turn: the same comparison as _check_in_step, inline.
+        data = event.data
+        if data.step != self.open_step or data.turn != self.open_turn:
+            self._check_in_step(event, data.turn, data.step)
+
+    def _advance_surface_only(self, event: SessionEvent) -> None:
+        # A user message, or a replace (surface maintenance, checked by the surface).
+        self.surface.put(event)
+
+    def _advance_assistant_message(self, event: AssistantMessageEvent) -> None:
+        if isinstance(event.surface_op, Replace):
+            self.surface.put(event)
+            return
+        self._check_in_step(event, event.data.turn, event.data.step)
+        calls = [b.id for b in event.data.message.content if isinstance(b, ToolCallBlock)]
+        requested: set[str] = set()
+        for call_id in calls:
+            if call_id in self._awaiting or call_id in requested:
+                _reject(
+                    event,
+                    f"tool call {call_id!r} is already awaiting a result in this step",
+                    "data.message.content",
+                )
+            requested.add(call_id)
+        self.surface.put(event)  # the last check, and the first change
+        for call_id in calls:
+            self._awaiting[call_id] = False
+
+    def _advance_tool_call(self, event: ToolCallEvent) -> None:
+        self._check_in_step(event, event.data.turn, event.data.step)
+        started = self._awaiting.get(event.data.call_id)
+        if started is None:
+            _reject(
+                event,
+                f"no assistant message of step {self.open_step} requested call "
+                f"{event.data.call_id!r}, or it was already answered",
+                "data.callId",
+            )
+        if started:
+            _reject(event, f"call {event.data.call_id!r} was already started", "data.callId")
+        self._awaiting[event.data.call_id] = True
+
+    def _advance_tool_result(self, event: ToolResultEvent) -> None:
+        if isinstance(event.surface_op, Replace):  # a content rewrite
+            self.surface.put(event)
+            return
+        self._check_in_step(event, event.data.turn, event.data.step)
+        call_id = event.data.message.source.call_id
+        if call_id not in self._awaiting:
+            _reject(
+                event,
+                f"no assistant message of step {self.open_step} requested call {call_id!r}, "
+                "or it was already answered",
+                "data.message.source.callId",
+            )
+        self.surface.put(event)
+        del self._awaiting[call_id]
+
+    def _advance_request_header(self, event: RequestHeaderEvent) -> None:
+        self.request_header = event.data.header
+
+    def _check_in_turn(self, event: SessionEvent, turn: int) -> None:
+        if self.open_turn is None:
+            _reject(event, "no turn is open", "type")
+        if turn != self.open_turn:
+            _reject(event, f"turn {self.open_turn} is open, not turn {turn}", "data.turn")
+
+    def _check_in_step(self, event: SessionEvent, turn: int, step: int) -> None:
+        self._check_in_turn(event, turn)
+        if self.open_step is None:
+            _reject(event, f"no step of turn {self.open_turn} is open", "type")
+        if step != self.open_step:
+            _reject(event, f"step {self.open_step} is open, not step {step}", "data.step")
+
+
+def _reject(event: SessionEvent, problem: str, field: str) -> NoReturn:
+    raise SessionValidationError(
+        f"{event.type} event {event.seq} is out of place: {problem}", seq=event.seq, field=field
+    )
+
+
+# Dispatch on the exact event class: one dict lookup per event instead of a chain of
+# isinstance checks (this is the hot loop of appending and of loading a long log).
+# Types not listed (request context, compaction, retries, approvals, foreign types) may
+# come anywhere and change nothing here.
+_ADVANCES: dict[type[SessionEvent], Callable[[LogState, Any], None]] = {
+    TurnStartEvent: LogState._advance_turn_start,
+    TurnEndEvent: LogState._advance_turn_end,
+    StepStartEvent: LogState._advance_step_start,
+    StepEndEvent: LogState._advance_step_end,
+    AssistantChunkEvent: LogState._advance_chunk,
+    UserMessageEvent: LogState._advance_surface_only,
+    AssistantMessageEvent: LogState._advance_assistant_message,
+    ToolCallEvent: LogState._advance_tool_call,
+    ToolResultEvent: LogState._advance_tool_result,
+    RequestHeaderEvent: LogState._advance_request_header,
+}

@@ -1,0 +1,60 @@
+"""Following a session's log as other processes write it, by polling the store.
+
+A follower reads the events from the next seq it has not delivered, delivers them in
+order, and sleeps; it checks each batch's seqs, so a gap is an error, never a silently
+skipped event. Only durable events are seen (a store reads what was committed), and
+the log only ever grows, so a delivered event is never taken back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import AsyncGenerator, Sequence
+from typing import TYPE_CHECKING
+
+from dsh_session._header import SessionId
+from dsh_session.errors import SessionCorruptError
+from dsh_session.events import LogEvent, SessionEvent
+
+if TYPE_CHECKING:
+    from dsh_session.stores._base import SessionStore
+
+
+def check_from_seq(from_seq: int) -> None:
+    """Refuse a start that names no seq."""
+    if isinstance(from_seq, bool) or not isinstance(from_seq, int) or from_seq < 0:
+        raise ValueError(f"from_seq must be an int >= 0, not {from_seq!r}")
+
+
+def in_order(
+    events: Sequence[SessionEvent], next_seq: int, session_id: SessionId, where: str
+) -> None:
+    """Raise :class:`SessionCorruptError` unless ``events`` are seq ``next_seq``, ``+1``..."""
+    for offset, event in enumerate(events):
+        if event.seq != next_seq + offset:
+            raise SessionCorruptError(
+                f"{where}: following session {session_id!r}, expected seq "
+                f"{next_seq + offset}, read seq {event.seq}",
+                seq=next_seq + offset,
+            )
+
+
+async def poll_events(
+    store: SessionStore, session_id: SessionId, from_seq: int, interval: float
+) -> AsyncGenerator[LogEvent, None]:
+    """Follow ``session_id`` in ``store`` by reading its new events every ``interval``
+    (``from_seq`` is checked by the caller)."""
+    store._check_open()
+    next_seq = from_seq
+    while not store._closed:
+        read = functools.partial(
+            store._reading, f"session {session_id!r}", store._read_events, session_id, next_seq
+        )
+        events = await store._call(read)
+        in_order(events, next_seq, session_id, repr(store))
+        for event in events:
+            yield event
+            next_seq += 1
+        if not events:
+            await asyncio.sleep(interval)

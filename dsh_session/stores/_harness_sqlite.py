@@ -1,0 +1,237 @@
+"""The TypeScript harness's SQLite database (schema 17) as a dsh session store.
+
+The tables, row codec and checks are :mod:`dsh_session._harness_format.sqlite_db`; this
+store puts them behind :class:`SessionStore`, so listing, reading, loading and appending
+work on a database the harness wrote, and the harness can resume what dsh appended
+(packed rows within SQLite's bounds, zstd ``data`` BLOBs, varint seq lists).
+
+Ownership: a writer holds ``<database>.<session-id>.lock`` from attach or load until
+detach or close, as with dsh's own database. The harness's schema has no room for dsh's
+writer-epoch table (it refuses any extra table), so fencing is by sequence instead:
+each batch checks, inside its transaction, that the stored log ends where this store
+left it, and refuses otherwise.
+
+Modes as for every store: ``read`` creates nothing. While no write-ahead log exists the
+file alone is the whole database, and each read then uses an ``immutable`` connection
+that creates no ``-wal``/``-shm`` files; with a log present it reads through it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from dsh_session._harness_format import (
+    APPLICATION_ID,
+    SCHEMA_VERSION,
+    HarnessCorruptError,
+    StoredSession,
+    append_batch,
+    check_schema,
+    check_vocabulary,
+    create_database,
+    delete_session,
+    migrate_legacy_events,
+    read_headers,
+    read_stored_session,
+)
+from dsh_session._header import SessionHeader, SessionId, parse_header
+from dsh_session._parse import collector_paused, parse_events
+from dsh_session.errors import SessionError, StoreError
+from dsh_session.stores._base import (
+    INLINE_BATCH_LIMIT,
+    Batch,
+    SessionNotFoundError,
+    SessionStore,
+    StoreMode,
+    StoreNotFoundError,
+)
+from dsh_session.stores._codec import dump_event, dump_header
+from dsh_session.stores._ownership import SessionLocks
+from dsh_session.stores._recovery import StoredLog
+from dsh_session.stores._regular_file import NotARegularFileError, open_regular
+
+logger = logging.getLogger(__name__)
+
+_SQLITE_HEADER = 100
+"""Length of a SQLite file's header, which holds ``user_version`` and ``application_id``."""
+
+
+def is_harness_database(path: Path) -> bool:
+    """Whether ``path`` is an existing SQLite file whose header carries the harness's
+    schema version and application id. Reads the file's first bytes only (no SQLite
+    connection, so nothing is created next to it)."""
+    try:
+        with open_regular(path) as file:
+            head = file.read(_SQLITE_HEADER)
+    except (OSError, NotARegularFileError):
+        return False
+    return (
+        len(head) == _SQLITE_HEADER
+        and head.startswith(b"SQLite format 3\x00")
+        and int.from_bytes(head[60:64], "big") == SCHEMA_VERSION
+        and int.from_bytes(head[68:72], "big") == APPLICATION_ID
+    )
+
+
+class HarnessSqliteSessionStore(SessionStore):
+    """Sessions in a schema-17 database of the TypeScript harness. ``mode="create"``
+    creates a new schema-17 file (mode 0600) when none exists; ``"open"`` and
+    ``"read"`` require one (else :class:`StoreNotFoundError`, nothing created)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        mode: StoreMode = "create",
+        busy_timeout: float = 5.0,
+        inline_batch_limit: int = INLINE_BATCH_LIMIT,
+    ) -> None:
+        super().__init__(inline_batch_limit=inline_batch_limit)
+        self.path = Path(path)
+        """The database file."""
+        self.read_only = mode == "read"
+        self._busy_timeout = busy_timeout
+        self._locks = SessionLocks(self.lock_path_of, repr(self))
+        self._db: sqlite3.Connection | None = None
+        if mode == "create" and not self.path.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            create_database(self.path).close()
+            self._db = self._connect("rw")
+        elif not is_harness_database(self.path):
+            problem = "no such file" if not self.path.exists() else "not a schema-17 database"
+            raise StoreNotFoundError(str(self.path), problem)
+        elif not self.read_only:
+            self._db = self._connect("rw")
+        self._check(self._db or self._reader())
+
+    def __repr__(self) -> str:
+        return f"HarnessSqliteSessionStore({str(self.path)!r})"
+
+    def lock_path_of(self, session_id: SessionId) -> Path:
+        """The lock file a writer of the session holds."""
+        return self.path.with_name(f"{self.path.name}.{session_id}.lock")
+
+    # --- connections ------------------------------------------------------------------
+
+    def _connect(self, uri_mode: str, *, immutable: bool = False) -> sqlite3.Connection:
+        uri = f"{self.path.absolute().as_uri()}?mode={uri_mode}"
+        if immutable:
+            uri += "&immutable=1"
+        try:
+            db = sqlite3.connect(
+                uri,
+                uri=True,
+                timeout=self._busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            if uri_mode == "rw":
+                db.execute("PRAGMA foreign_keys = ON")
+                db.execute("PRAGMA synchronous = FULL")
+        except sqlite3.Error as error:
+            raise StoreError(f"{self}: cannot open the database: {error}") from error
+        return db
+
+    def _reader(self) -> sqlite3.Connection:
+        """The writer's connection, or (read-only store) a fresh one for this read."""
+        if self._db is not None:
+            return self._db
+        return self._connect("ro", immutable=not Path(f"{self.path}-wal").exists())
+
+    def _check(self, db: sqlite3.Connection) -> None:
+        try:
+            check_schema(db, where=str(self.path))
+        except BaseException:
+            db.close()
+            raise
+        finally:
+            if db is not self._db:
+                db.close()
+
+    # --- ownership --------------------------------------------------------------------
+
+    def _claim(self, session_id: SessionId, *, stored: bool) -> None:
+        self._locks.acquire(session_id)
+
+    def _disclaim(self, session_id: SessionId) -> None:
+        self._locks.release(session_id)
+
+    # --- writing ----------------------------------------------------------------------
+
+    def _write_batch(self, batch: Batch) -> None:
+        """One transaction; it refuses a batch that does not start where the stored log
+        ends, which fences off a writer that appended behind this store's back."""
+        assert self._db is not None, "a read-only store never writes"
+        events = [json.loads(dump_event(event)) for event in batch.events]
+        if batch.header is None:
+            append_batch(self._db, {"id": batch.session_id}, events)
+        else:
+            header: dict[str, Any] = json.loads(dump_header(batch.header))
+            header.setdefault("delegationDepth", 0)
+            append_batch(self._db, header, events, create=True)
+        self.stats.fsyncs += 1
+
+    def _delete_log(self, session_id: SessionId) -> None:
+        """The session's row and its event rows, in one transaction."""
+        assert self._db is not None, "a read-only store never writes"
+        if not delete_session(self._db, session_id):
+            raise SessionNotFoundError(session_id, repr(self))
+        self.stats.fsyncs += 1
+
+    # --- reading ----------------------------------------------------------------------
+
+    def _read_log(self, session_id: SessionId) -> StoredLog:
+        # Rows decode to a few acyclic dicts per event, all alive until validated: left
+        # on, the collector would walk the growing heap again and again (a third of a
+        # 100k-event read).
+        with collector_paused():
+            stored = self._read_stored(session_id)
+            events = migrate_legacy_events(stored.events, session_id)
+            check_vocabulary(events, session_id)
+            return StoredLog(parse_header(stored.header), parse_events(events))
+
+    def _read_stored(self, session_id: SessionId) -> StoredSession:
+        db = self._reader()
+        try:
+            db.execute("BEGIN")  # one snapshot for the header and the events
+            try:
+                stored = read_stored_session(db, session_id)
+            finally:
+                db.execute("COMMIT")
+        finally:
+            if db is not self._db:
+                db.close()
+        if stored is None:
+            raise SessionNotFoundError(session_id, repr(self))
+        if stored.torn_from is not None:
+            raise HarnessCorruptError(
+                f"{self}: the rows of session {session_id!r} from seq {stored.torn_from} "
+                "do not continue its log; they are left as they are",
+                seq=stored.torn_from,
+            )
+        return stored
+
+    def _read_headers(self) -> list[SessionHeader]:
+        db = self._reader()
+        try:
+            stored = read_headers(db)
+        finally:
+            if db is not self._db:
+                db.close()
+        headers = []
+        for header in stored:
+            try:
+                headers.append(parse_header(header))
+            except SessionError as error:  # e.g. an id dsh cannot use as a file name
+                logger.warning("%s: session %r not listed: %s", self, header.get("id"), error)
+        return headers
+
+    def _release(self) -> None:
+        if self._db is not None:
+            self._db.close()
+        self._locks.release_all()

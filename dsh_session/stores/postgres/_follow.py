@@ -1,0 +1,64 @@
+"""Following a session on PostgreSQL: ``LISTEN``, read what is new, wait for ``NOTIFY``.
+
+The follower opens its own asynchronous connection and listens on the channel every
+flush notifies (``fencing.CHANNEL``) *before* its first read, so an event committed
+after that read always wakes it. Each wake-up (a notification naming the session, or
+the fallback timeout) reads the events past the last one delivered through the
+store's read pool; reads and seq checks are those of every other follower
+(``dsh_session/stores/_follow.py``), so order and completeness never depend on a
+notification arriving: a lost one costs latency, not events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING
+
+import psycopg
+
+from dsh_session._header import SessionId
+from dsh_session.errors import StoreError
+from dsh_session.events import LogEvent
+from dsh_session.stores._follow import in_order
+from dsh_session.stores.postgres._fencing import CHANNEL
+
+if TYPE_CHECKING:
+    from dsh_session.stores.postgres._store import PostgresSessionStore
+
+
+async def listen_events(
+    store: PostgresSessionStore, session_id: SessionId, from_seq: int, fallback: float
+) -> AsyncGenerator[LogEvent, None]:
+    """Follow ``session_id`` in ``store`` from ``from_seq`` on."""
+    store._check_open()
+    try:
+        listener = await psycopg.AsyncConnection.connect(store.dsn, autocommit=True)
+        await listener.execute(f"LISTEN {CHANNEL}")
+    except psycopg.Error as error:
+        raise StoreError(f"{store}: cannot listen for session {session_id!r}: {error}") from error
+    prefix = f"{session_id} "
+    next_seq = from_seq
+    try:
+        while not store._closed:
+            start = next_seq
+            events = await asyncio.to_thread(
+                store._reading, f"session {session_id!r}", store._read_events, session_id, start
+            )
+            in_order(events, next_seq, session_id, repr(store))
+            for event in events:
+                yield event
+                next_seq += 1
+            if events:
+                continue
+            async for note in listener.notifies(timeout=fallback):
+                if _announces_past(note.payload, prefix, next_seq):
+                    break
+    finally:
+        await listener.close()
+
+
+def _announces_past(payload: str, prefix: str, next_seq: int) -> bool:
+    """Whether a notification says the session now holds events from ``next_seq`` on."""
+    head = payload[len(prefix) :] if payload.startswith(prefix) else ""
+    return head.isdigit() and int(head) > next_seq

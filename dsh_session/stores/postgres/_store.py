@@ -1,0 +1,273 @@
+"""PostgreSQL store: many writer processes on many machines, one writer per session.
+
+Each store object has one *writer connection* (autocommit) that holds its ownership
+token (``fencing.py``) and makes every claim and flush, and a psycopg connection pool
+for reads and releases, so an inspecting ``read``, ``list_sessions`` or a ``detach``
+never queues behind a write. A flush is one fenced transaction sent as one pipeline;
+the base runs the blocking calls one at a time per store on a worker thread, because
+a network round trip must not stall the event loop. ``follow`` listens for the
+``NOTIFY`` each flush raises (``follow.py``).
+
+Tables live in the connection's schema (the first one on ``search_path``); a DSN's
+``options=-csearch_path=...`` keeps several stores apart in one database.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from dsh_session._header import SessionHeader, SessionId, parse_header, validate_session_id
+from dsh_session._parse import parse_events
+from dsh_session.errors import SessionCorruptError, StoreError
+from dsh_session.events import LogEvent
+from dsh_session.stores._base import Batch, SessionNotFoundError, SessionStore, StoreMode
+from dsh_session.stores._codec import dump_event, listed_headers
+from dsh_session.stores._follow import check_from_seq
+from dsh_session.stores._ownership import this_writer
+from dsh_session.stores._recovery import StoredLog
+from dsh_session.stores.postgres import _fencing as fencing
+from dsh_session.stores.postgres import _schema as schema
+from dsh_session.stores.postgres._fencing import Connection, Fence
+from dsh_session.stores.postgres._follow import listen_events
+
+logger = logging.getLogger(__name__)
+
+
+class PostgresSessionStore(SessionStore):
+    """Sessions in a PostgreSQL database, named by a libpq DSN or URL.
+
+    ``mode="create"`` (the default) creates or migrates dsh's tables; ``"open"``
+    requires them (else :class:`StoreNotFoundError`); ``"read"`` requires them and
+    opens read-only transactions, so the server refuses every write. ``pool_size`` is
+    the most connections the read pool opens. ``notify=False`` leaves out the
+    ``NOTIFY`` of each flush: PostgreSQL serialises the commits of notifying
+    transactions, so many processes flush more per second without it, and followers
+    then see new events only at their ``poll_interval``.
+    """
+
+    def __init__(
+        self, dsn: str, *, mode: StoreMode = "create", pool_size: int = 4, notify: bool = True
+    ) -> None:
+        super().__init__(inline_batch_limit=-1)  # every call on a worker thread
+        self.dsn = dsn
+        """The DSN given (printed without its password)."""
+        self._notify = notify
+        self.read_only = mode == "read"
+        self._name = f"PostgresSessionStore({_without_password(dsn)!r})"
+        self._fences: dict[SessionId, Fence] = {}
+        """What this store last saw of each session it owns."""
+        self._owner = this_writer()
+        try:
+            self._writer = self._connect()
+        except psycopg.Error as error:
+            raise StoreError(f"{self}: cannot connect: {error}") from error
+        try:
+            schema.prepare(self._writer, mode, repr(self))
+            self._token = 0 if self.read_only else fencing.take_token(self._writer)
+            self._pool: ConnectionPool[Connection] = ConnectionPool(
+                dsn,
+                min_size=0,
+                max_size=pool_size,
+                kwargs=self._connect_kwargs(),
+                open=True,
+                name="dsh",
+            )
+        except psycopg.Error as error:
+            self._writer.close()
+            raise StoreError(f"{self}: cannot prepare the database: {error}") from error
+        except BaseException:
+            self._writer.close()
+            raise
+
+    def __repr__(self) -> str:
+        return self._name
+
+    def _connect_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"autocommit": True}
+        if self.read_only:  # appended to the DSN's own options, if any
+            options = psycopg.conninfo.conninfo_to_dict(self.dsn).get("options") or ""
+            kwargs["options"] = f"{options} -c default_transaction_read_only=on".strip()
+        return kwargs
+
+    def _connect(self) -> Connection:
+        return psycopg.connect(self.dsn, **self._connect_kwargs())
+
+    def _writer_connection(self) -> Connection:
+        """The writer connection, opened again (holding the same token) if it broke:
+        whoever claimed a session meanwhile has fenced this store off it anyway."""
+        if self._writer.closed or self._writer.broken:
+            self._writer.close()
+            self._writer = self._connect()
+            fencing.retake_token(self._writer, self._token)
+        return self._writer
+
+    # --- ownership --------------------------------------------------------------------
+
+    def _claim(self, session_id: SessionId, *, stored: bool) -> None:
+        """Claim a stored session for a load; a new session is claimed by the
+        statement that creates it (its first flush)."""
+        if stored:
+            self._claim_stored(session_id, take_over=False)
+
+    def _take_over(self, session_id: SessionId) -> None:
+        self._claim_stored(session_id, take_over=True)
+
+    def _claim_stored(self, session_id: SessionId, *, take_over: bool) -> None:
+        try:
+            self._fences[session_id] = fencing.claim(
+                self._writer_connection(),
+                session_id,
+                token=self._token,
+                owner=self._owner,
+                take_over=take_over,
+                where=repr(self),
+            )
+        except psycopg.Error as error:
+            raise StoreError(f"{self}: cannot claim session {session_id!r}: {error}") from error
+        self.stats.fsyncs += 1
+
+    def _disclaim(self, session_id: SessionId) -> None:
+        if self._fences.pop(session_id, None) is None or self._closed:
+            return
+        try:
+            with self._pool.connection() as connection:
+                fencing.release(connection, self._token, [session_id])
+        except psycopg.Error as error:  # the next claimant finds the token's lock free
+            logger.warning("%s: could not release session %r: %s", self, session_id, error)
+
+    def _delete_log(self, session_id: SessionId) -> None:
+        """Claim the session like a load (refused while a live store owns it, which
+        also fences any stale writer), then remove it in one transaction."""
+        self._claim_stored(session_id, take_over=False)
+        try:
+            fencing.delete(self._writer_connection(), session_id, self._token, repr(self))
+        except psycopg.Error as error:
+            raise StoreError(f"{self}: cannot delete session {session_id!r}: {error}") from error
+        self.stats.fsyncs += 1
+
+    # --- writing ----------------------------------------------------------------------
+
+    def _write_batch(self, batch: Batch) -> None:
+        """One pipelined transaction: create the session with its first events, or
+        append after the fence check (``fencing.py``)."""
+        sid = batch.session_id
+        rows = [(event.seq, dump_event(event).decode()) for event in batch.events]
+        connection = self._writer_connection()
+        if batch.header is not None:
+            fence = fencing.create(
+                connection,
+                batch.header,
+                rows,
+                token=self._token,
+                owner=self._owner,
+                notify=self._notify,
+                where=repr(self),
+            )
+        else:
+            fence = fencing.append(
+                connection, sid, self._fences[sid], rows, notify=self._notify, where=repr(self)
+            )
+        self.stats.fsyncs += 1
+        self._fences[sid] = fence
+
+    # --- reading ----------------------------------------------------------------------
+
+    def _read_log(self, session_id: SessionId) -> StoredLog:
+        with self._pool.connection() as connection:
+            found = connection.execute(
+                "SELECT header, head FROM dsh_sessions WHERE id = %s", (session_id,)
+            ).fetchone()
+            if found is None:
+                raise SessionNotFoundError(session_id, repr(self))
+            stored, head = found
+            texts = events_between(connection, session_id, 0, int(head), repr(self))
+        header = parse_header(stored)
+        if header.id != session_id:
+            raise SessionCorruptError(
+                f"{self}: the row of session {session_id!r} holds a header naming "
+                f"session {header.id!r}",
+                field="id",
+            )
+        return StoredLog(header, parse_events(texts))
+
+    def _read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]:
+        with self._pool.connection() as connection:
+            return read_events_from(connection, session_id, from_seq, repr(self))
+
+    def _read_headers(self) -> list[SessionHeader]:
+        with self._pool.connection() as connection:
+            rows = connection.execute("SELECT id, header FROM dsh_sessions").fetchall()
+        return listed_headers(repr(self), rows)
+
+    def follow(
+        self, session_id: str, *, from_seq: int = 0, poll_interval: float = 1.0
+    ) -> AsyncGenerator[LogEvent, None]:
+        """The session's durable events from ``from_seq`` on, in order, as any process
+        commits them, woken by the ``NOTIFY`` of each flush (``poll_interval`` is only
+        the fallback should a notification be missed). Runs until the caller stops
+        iterating or the store is closed."""
+        check_from_seq(from_seq)
+        return listen_events(self, validate_session_id(session_id), from_seq, poll_interval)
+
+    # --- lifetime ---------------------------------------------------------------------
+
+    def _release(self) -> None:
+        try:
+            if self._fences and not self._writer.closed:
+                fencing.release(self._writer, self._token, list(self._fences))
+        except psycopg.Error as error:  # the token's lock ends with the connection below
+            logger.warning("%s: could not release its sessions: %s", self, error)
+        finally:
+            self._fences.clear()
+            self._writer.close()
+            self._pool.close()
+
+
+def events_between(
+    connection: Connection, session_id: SessionId, start: int, head: int, where: str
+) -> list[str]:
+    """The wire JSON of events ``start <= seq < head``, checked to be all there."""
+    rows = connection.execute(
+        "SELECT seq, event FROM dsh_events WHERE session_id = %s AND seq >= %s AND seq < %s "
+        "ORDER BY seq",
+        (session_id, start, head),
+    ).fetchall()
+    for position, (seq, _) in enumerate(rows, start):
+        if seq != position:
+            raise SessionCorruptError(
+                f"{where}: session {session_id!r} has no event at seq {position} "
+                f"(the next stored one is seq {seq})",
+                seq=position,
+            )
+    if start + len(rows) < head:
+        raise SessionCorruptError(
+            f"{where}: session {session_id!r} records {head} events but stores {start + len(rows)}",
+            seq=start + len(rows),
+        )
+    return [event for _, event in rows]
+
+
+def read_events_from(
+    connection: Connection, session_id: SessionId, from_seq: int, where: str
+) -> list[LogEvent]:
+    """The session's committed events from ``from_seq`` on."""
+    found = connection.execute(
+        "SELECT head FROM dsh_sessions WHERE id = %s", (session_id,)
+    ).fetchone()
+    if found is None:
+        raise SessionNotFoundError(session_id, where)
+    return parse_events(events_between(connection, session_id, from_seq, int(found[0]), where))
+
+
+def _without_password(dsn: str) -> str:
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(dsn)
+    except psycopg.Error:
+        return "<unparsable dsn>"
+    info.pop("password", None)
+    return psycopg.conninfo.make_conninfo(**{k: str(v) for k, v in info.items() if v is not None})
