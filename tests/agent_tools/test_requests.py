@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from dsh_agent.commands.rebuild import (
+from dsh_cli._commands.rebuild import (
     RebuiltRequest,
     id_list_digest,
     rebuild_requests,

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dsh_agent.branching import BranchError, is_prompt
-from dsh_agent.commands.render import short_id
-from dsh_agent.loop import AgentLoop
-from dsh_llm.messages import Message
+from dsh_agent import AgentLoop, BranchError
+from dsh_agent.branching import is_prompt
+from dsh_cli._commands.render import short_id
+from dsh_llm import Message
 
 REGENERATE = "/regenerate"
 EDIT = "/edit"

@@ -18,25 +18,27 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from dsh_agent.commands.demo_assistant import DEMO_TOOLS, demo_model
-from dsh_agent.commands.output import stdout_console
-from dsh_agent.commands.rebuild import (
+from dsh_agent import AgentLoop, InboxClaimed, InboxInserted, Notification
+from dsh_cli._commands.demo_assistant import DEMO_TOOLS, demo_model
+from dsh_cli._commands.output import stdout_console
+from dsh_cli._commands.rebuild import (
     RebuiltRequest,
     print_differences,
     rebuild_requests,
     request_table,
 )
-from dsh_agent.commands.render import TranscriptPrinter, describe_reason, speaker
-from dsh_agent.commands.storage import DEFAULT_STORE_URL, add_store_argument
-from dsh_agent.loop import AgentLoop
-from dsh_agent.notifications import InboxClaimed, InboxInserted, Notification
-from dsh_llm.create import create_user_message
-from dsh_llm.messages import Message, UserMessage
-from dsh_llm.request import GenerateRequest
+from dsh_cli._commands.render import TranscriptPrinter, describe_reason, speaker
+from dsh_cli._commands.storage import DEFAULT_STORE_URL, add_store_argument
+from dsh_llm import GenerateRequest, Message, UserMessage, create_user_message
 from dsh_llm.testing import FunctionAdapter
-from dsh_session.events import SessionEvent, ToolCallEvent, TurnEndEvent, UserMessageEvent
-from dsh_session.session import Session
-from dsh_session.stores import open_store
+from dsh_session import (
+    Session,
+    SessionEvent,
+    ToolCallEvent,
+    TurnEndEvent,
+    UserMessageEvent,
+    open_store,
+)
 
 HELP = "run an offline demo conversation and show what the durable log holds"
 

@@ -15,10 +15,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from dsh_agent.approvals import PendingApproval
-from dsh_agent.loop import AgentLoop
-from dsh_agent.tools import Tool
-from dsh_llm.errors import DshError
+from dsh_agent import AgentLoop, PendingApproval, Tool
+from dsh_llm import DshError
 
 APPROVE = "/approve"
 DENY = "/deny"

@@ -22,10 +22,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from dsh_agent.requests import ModelAttempt, diff_requests, reconstruct_attempts
-from dsh_llm.messages import Message
-from dsh_llm.request import GenerateRequest
-from dsh_session.events import SessionEvent
+from dsh_agent import ModelAttempt, diff_requests, reconstruct_attempts
+from dsh_llm import GenerateRequest, Message
+from dsh_session import SessionEvent
 
 
 @dataclass(frozen=True)

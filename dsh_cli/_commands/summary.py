@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dsh_agent.commands.render import message_preview
-from dsh_llm.messages import UserMessage
-from dsh_llm.sources import UserSource
-from dsh_session.header import SessionHeader
-from dsh_session.session import Session
+from dsh_cli._commands.render import message_preview
+from dsh_llm import UserMessage, UserSource
+from dsh_session import Session, SessionHeader
 
 
 @dataclass(frozen=True)
