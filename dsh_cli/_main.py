@@ -101,4 +101,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dsh`` with ``argv`` (default: the process arguments); returns the exit status."""
     args = build_parser().parse_args(argv)
     return run_reporting_failures(args.run, args)
-
