@@ -39,7 +39,7 @@ def is_branch_command(text: str) -> bool:
 
 async def run_branch_command(agent: AgentLoop, text: str) -> Branched:
     """Run ``/regenerate`` or ``/edit`` on ``agent``. A refusal raises
-    :class:`~dsh_agent.branching.BranchError` (or ``InputError`` for bad text) and
+    :class:`~dsh_agent.BranchError` (or ``InputError`` for bad text) and
     changes nothing. After an edit the old agent is closed: the chat moves on."""
     command, _, rest = text.strip().partition(" ")
     if command == REGENERATE:

@@ -1,6 +1,6 @@
 """``dsh demo``: the whole SDK in one offline run.
 
-A real :class:`~dsh_agent.loop.AgentLoop` over a real store talks to the demo's
+A real :class:`~dsh_agent.AgentLoop` over a real store talks to the demo's
 scripted assistant (two tools, a steer while a tool runs, injected context, a
 follow-up turn). The conversation is printed as it streams; then the durable log is
 summarized, one prompt is followed by id through inbox, log, history and request, and

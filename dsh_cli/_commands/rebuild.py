@@ -1,7 +1,7 @@
 """Re-building every model request from a session log, for ``demo`` and ``sessions verify``.
 
 Each request that produced output is rebuilt from the log alone
-(:func:`~dsh_agent.requests.reconstruct_attempts`, in one pass and without copying any
+(:func:`~dsh_agent.reconstruct_attempts`, in one pass and without copying any
 history) and described by how it differs from the request before it: the splices that
 turn the previous message-id list into this one (messages added at the end, or a range
 rewritten by a surface replace such as compaction), its message count and a digest of
