@@ -69,8 +69,8 @@ async def read_only(url, session_id):
         await store.read(session_id)
 
 try:
-    if sys.argv[2] == "dsh_agent.cli":
-        from dsh_agent.cli import main
+    if sys.argv[2] == "dsh_cli":
+        from dsh_cli import main
         code = main(sys.argv[3:])
     else:
         asyncio.run(read_only(*sys.argv[4:]))
@@ -152,7 +152,7 @@ def run(options: Options) -> list[Case]:
     with tempfile.TemporaryDirectory(prefix="dsh-bench-verify-") as directory:
         url = f"sqlite:///{Path(directory) / 'verify.db'}"
         session = asyncio.run(build_session(url, turns))
-        verify = ["dsh_agent.cli", "sessions", "verify", "--store", url, session.id]
+        verify = ["dsh_cli", "sessions", "verify", "--store", url, session.id]
         commands = {
             "dsh verify": verify,
             "dsh verify --json": [*verify, "--json"],
@@ -162,7 +162,7 @@ def run(options: Options) -> list[Case]:
         for _ in range(repeats):
             for name, command in commands.items():
                 samples[name].append(_measure(command))
-        export = ["dsh_agent.cli", "sessions", "export", "--store", url, session.id]
+        export = ["dsh_cli", "sessions", "export", "--store", url, session.id]
         log_bytes = _measure([*export, "--format", "jsonl"])[2]
     size = f"{session.seq:,} events, {session.last_turn:,} turns"
     # --json also encodes a report a third the size of the log (indented JSON, which

@@ -12,7 +12,7 @@ import pytest
 from cli.openai_server import FakeOpenAIServer, chat, fake_openai_server
 from cli.runner import Dsh
 
-from dsh_agent.cli import main
+from dsh_cli import main
 
 
 @pytest.fixture

@@ -13,12 +13,6 @@ from typing import Any
 
 import pytest
 
-from dsh_agent.commands.rebuild import (
-    RebuiltRequest,
-    id_list_digest,
-    rebuild_requests,
-    request_table,
-)
 from dsh_agent.requests import (
     RequestMismatch,
     RequestReconstructionError,
@@ -27,6 +21,12 @@ from dsh_agent.requests import (
     reconstruct_attempts,
     reconstruct_request,
     reconstruct_requests,
+)
+from dsh_cli._commands.rebuild import (
+    RebuiltRequest,
+    id_list_digest,
+    rebuild_requests,
+    request_table,
 )
 from dsh_llm import (
     FinishChunk,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 _SCRIPT = shutil.which("dsh")
-DSH_COMMAND = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "dsh_agent.cli"]
+DSH_COMMAND = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "dsh_cli"]
 """The installed console script, or the module when it is not on PATH."""
 
 

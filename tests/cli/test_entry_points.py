@@ -1,4 +1,4 @@
-"""``dsh`` and ``python -m dsh_agent.cli`` are the same program."""
+"""``dsh`` and ``python -m dsh_cli`` are the same program."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def test_python_m_runs_the_same_program(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "dsh_agent.cli",
+            "dsh_cli",
             "sessions",
             "list",
             "--json",

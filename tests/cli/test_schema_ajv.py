@@ -18,7 +18,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from cli.runner import DemoRun, Dsh
-from dsh_agent.cli import all_wire_schemas
+from dsh_cli._main import all_wire_schemas
 from dsh_llm import (
     FinishChunk,
     StopFinish,

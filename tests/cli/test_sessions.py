@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from cli.runner import DemoRun, Dsh
-from dsh_agent.commands.rebuild import id_list_digest
+from dsh_cli._commands.rebuild import id_list_digest
 from dsh_llm import ToolCallBlock, create_assistant_message, create_user_message
 from dsh_session import Session, SessionEventAdapter
 from dsh_session.stores import SqliteSessionStore

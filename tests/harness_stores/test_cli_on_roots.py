@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from cli.runner import Dsh
 
-from dsh_agent.commands.rebuild import id_list_digest
+from dsh_cli._commands.rebuild import id_list_digest
 
 from .roots import JSONL_FORMS, SCENARIOS, TS_LOGS, copy_root, expected_session, tree
 

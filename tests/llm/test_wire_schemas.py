@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from dsh_agent.cli import main
+from dsh_cli import main
 from dsh_llm import (
     AbortedFinish,
     BlockEndChunk,

@@ -7,8 +7,8 @@ one is the same single error line listing the ids it could mean.
 
 from __future__ import annotations
 
-from dsh_llm.errors import DshError
-from dsh_session.stores import SessionStore
+from dsh_llm import DshError
+from dsh_session import SessionStore
 
 ID_HELP = "the session id, or enough of its start to name one session"
 

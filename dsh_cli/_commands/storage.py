@@ -11,11 +11,9 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from dsh_agent.commands.output import progress
-from dsh_llm.errors import DshError
-from dsh_session._session import Session
-from dsh_session.errors import SessionCorruptError, SessionFormatError
-from dsh_session.stores import LoadReport, SessionStore
+from dsh_cli._commands.output import progress
+from dsh_llm import DshError
+from dsh_session import LoadReport, Session, SessionCorruptError, SessionFormatError, SessionStore
 
 DEFAULT_STORE_URL = "sqlite:///dsh.db"
 """Where sessions are kept unless ``--store`` says otherwise."""

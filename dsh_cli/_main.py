@@ -1,4 +1,4 @@
-"""The ``dsh`` command line.
+"""The ``dsh`` command line, once its extra's libraries are known to import.
 
 Each subcommand is a :class:`Subcommand`: a name, a help line, a function that adds
 its arguments, and a function that runs it and returns the exit status. They are
@@ -16,10 +16,10 @@ from importlib.metadata import version as installed_version
 from pathlib import Path
 from typing import Any
 
-from dsh_agent.commands import chat, demo, sessions
-from dsh_agent.commands.failures import add_debug_argument, run_reporting_failures
+from dsh_cli._commands import chat, demo, sessions
+from dsh_cli._commands.failures import add_debug_argument, run_reporting_failures
 from dsh_llm._schema import wire_schemas as llm_schemas
-from dsh_session._schema import wire_schemas as session_schemas
+from dsh_session import wire_schemas as session_schemas
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dsh`` with ``argv`` (default: the process arguments); returns the exit status."""
     args = build_parser().parse_args(argv)
     return run_reporting_failures(args.run, args)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,7 +1,7 @@
 """Re-building every model request from a session log, for ``demo`` and ``sessions verify``.
 
 Each request that produced output is rebuilt from the log alone
-(:func:`~dsh_agent.requests.reconstruct_attempts`, in one pass and without copying any
+(:func:`~dsh_agent.reconstruct_attempts`, in one pass and without copying any
 history) and described by how it differs from the request before it: the splices that
 turn the previous message-id list into this one (messages added at the end, or a range
 rewritten by a surface replace such as compaction), its message count and a digest of
@@ -22,10 +22,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from dsh_agent.requests import ModelAttempt, diff_requests, reconstruct_attempts
-from dsh_llm._messages import Message
-from dsh_llm._request import GenerateRequest
-from dsh_session.events import SessionEvent
+from dsh_agent import ModelAttempt, diff_requests, reconstruct_attempts
+from dsh_llm import GenerateRequest, Message
+from dsh_session import SessionEvent
 
 
 @dataclass(frozen=True)

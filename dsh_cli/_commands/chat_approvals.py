@@ -5,7 +5,7 @@ model gets an error result naming the reason). At a terminal the prompt also ask
 about the first waiting call, and ``y`` / ``n [REASON]`` answers it. Pending calls are
 listed when a session is resumed, so a decision can come from a later chat.
 ``--tools MODULE:NAME`` gives the chat the tools (a sequence of
-:class:`~dsh_agent.tools.Tool`) that ``NAME`` holds in ``MODULE``.
+:class:`~dsh_agent.Tool`) that ``NAME`` holds in ``MODULE``.
 """
 
 from __future__ import annotations
@@ -15,10 +15,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from dsh_agent._engine.loop import AgentLoop
-from dsh_agent.approvals import PendingApproval
-from dsh_agent.tools import Tool
-from dsh_llm.errors import DshError
+from dsh_agent import AgentLoop, PendingApproval, Tool
+from dsh_llm import DshError
 
 APPROVE = "/approve"
 DENY = "/deny"
@@ -78,7 +76,7 @@ async def decide_line(agent: AgentLoop, line: str, *, answers: bool) -> str | No
     """Carry out ``line`` if it decides a waiting call (``/approve``, ``/deny``, and
     with ``answers`` a ``y`` / ``n [REASON]`` about the first one); return the note to
     show, or None when the line is not a decision. A call that is not waiting
-    raises :class:`~dsh_agent.approvals.ApprovalError`."""
+    raises :class:`~dsh_agent.ApprovalError`."""
     command, _, rest = line.strip().partition(" ")
     call_id, _, reason = rest.strip().partition(" ")
     pending = agent.pending_approvals

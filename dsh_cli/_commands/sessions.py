@@ -20,20 +20,17 @@ from typing import Any, TextIO
 
 from rich.text import Text
 
-from dsh_agent.commands import sessions_delete
-from dsh_agent.commands.failures import add_debug_argument
-from dsh_agent.commands.output import print_json, progress, stderr_console, stdout_console
-from dsh_agent.commands.rebuild import rebuild_requests, request_table
-from dsh_agent.commands.render import TranscriptPrinter, format_time, short_id
-from dsh_agent.commands.session_ids import ID_HELP, resolve_session_id
-from dsh_agent.commands.storage import add_json_argument, add_store_argument, read_session
-from dsh_agent.commands.summary import SessionSummary, summarize
-from dsh_agent.commands.terminal_text import escape_json_controls
-from dsh_llm.errors import DshError
-from dsh_session._header import SessionHeader
-from dsh_session._session import Session
-from dsh_session.errors import SessionError
-from dsh_session.stores import SessionStore, open_store
+from dsh_cli._commands import sessions_delete
+from dsh_cli._commands.failures import add_debug_argument
+from dsh_cli._commands.output import print_json, progress, stderr_console, stdout_console
+from dsh_cli._commands.rebuild import rebuild_requests, request_table
+from dsh_cli._commands.render import TranscriptPrinter, format_time, short_id
+from dsh_cli._commands.session_ids import ID_HELP, resolve_session_id
+from dsh_cli._commands.storage import add_json_argument, add_store_argument, read_session
+from dsh_cli._commands.summary import SessionSummary, summarize
+from dsh_cli._commands.terminal_text import escape_json_controls
+from dsh_llm import DshError
+from dsh_session import Session, SessionError, SessionHeader, SessionStore, open_store
 from dsh_session.stores._jsonl_form import harness_header_line
 
 Action = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]

@@ -1,6 +1,6 @@
 """``dsh demo``: the whole SDK in one offline run.
 
-A real :class:`~dsh_agent._engine.loop.AgentLoop` over a real store talks to the demo's
+A real :class:`~dsh_agent.AgentLoop` over a real store talks to the demo's
 scripted assistant (two tools, a steer while a tool runs, injected context, a
 follow-up turn). The conversation is printed as it streams; then the durable log is
 summarized, one prompt is followed by id through inbox, log, history and request, and
@@ -18,25 +18,27 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from dsh_agent._engine.loop import AgentLoop
-from dsh_agent._notifications import InboxClaimed, InboxInserted, Notification
-from dsh_agent.commands.demo_assistant import DEMO_TOOLS, demo_model
-from dsh_agent.commands.output import stdout_console
-from dsh_agent.commands.rebuild import (
+from dsh_agent import AgentLoop, InboxClaimed, InboxInserted, Notification
+from dsh_cli._commands.demo_assistant import DEMO_TOOLS, demo_model
+from dsh_cli._commands.output import stdout_console
+from dsh_cli._commands.rebuild import (
     RebuiltRequest,
     print_differences,
     rebuild_requests,
     request_table,
 )
-from dsh_agent.commands.render import TranscriptPrinter, describe_reason, speaker
-from dsh_agent.commands.storage import DEFAULT_STORE_URL, add_store_argument
-from dsh_llm._create import create_user_message
-from dsh_llm._messages import Message, UserMessage
-from dsh_llm._request import GenerateRequest
+from dsh_cli._commands.render import TranscriptPrinter, describe_reason, speaker
+from dsh_cli._commands.storage import DEFAULT_STORE_URL, add_store_argument
+from dsh_llm import GenerateRequest, Message, UserMessage, create_user_message
 from dsh_llm.testing import FunctionAdapter
-from dsh_session._session import Session
-from dsh_session.events import SessionEvent, ToolCallEvent, TurnEndEvent, UserMessageEvent
-from dsh_session.stores import open_store
+from dsh_session import (
+    Session,
+    SessionEvent,
+    ToolCallEvent,
+    TurnEndEvent,
+    UserMessageEvent,
+    open_store,
+)
 
 HELP = "run an offline demo conversation and show what the durable log holds"
 

@@ -14,11 +14,17 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 
-from dsh_agent.tools import ToolArgumentsError, tool
-from dsh_llm._content import TextBlock, ToolCallBlock
-from dsh_llm._messages import AssistantMessage, Message, ToolResultMessage, UserMessage
-from dsh_llm._request import GenerateRequest
-from dsh_llm._sources import UserSource
+from dsh_agent import ToolArgumentsError, tool
+from dsh_llm import (
+    AssistantMessage,
+    GenerateRequest,
+    Message,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultMessage,
+    UserMessage,
+    UserSource,
+)
 from dsh_llm.testing import Reply, reply
 
 TOOL_LATENCY = 0.2

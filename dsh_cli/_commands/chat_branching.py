@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dsh_agent._engine.branching import BranchError, is_prompt
-from dsh_agent._engine.loop import AgentLoop
-from dsh_agent.commands.render import short_id
-from dsh_llm._messages import Message
+from dsh_agent import AgentLoop, BranchError
+from dsh_agent._engine.branching import is_prompt
+from dsh_cli._commands.render import short_id
+from dsh_llm import Message
 
 REGENERATE = "/regenerate"
 EDIT = "/edit"
@@ -39,7 +39,7 @@ def is_branch_command(text: str) -> bool:
 
 async def run_branch_command(agent: AgentLoop, text: str) -> Branched:
     """Run ``/regenerate`` or ``/edit`` on ``agent``. A refusal raises
-    :class:`~dsh_agent._engine.branching.BranchError` (or ``InputError`` for bad text) and
+    :class:`~dsh_agent.BranchError` (or ``InputError`` for bad text) and
     changes nothing. After an edit the old agent is closed: the chat moves on."""
     command, _, rest = text.strip().partition(" ")
     if command == REGENERATE:

@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.status import Status
 
-from dsh_agent.commands.terminal_text import SafeConsole, escape_json_controls
+from dsh_cli._commands.terminal_text import SafeConsole, escape_json_controls
 
 
 def stdout_console() -> Console:

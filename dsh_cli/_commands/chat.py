@@ -17,18 +17,16 @@ from urllib.parse import urlsplit
 
 from rich.text import Text
 
-from dsh_agent._engine.loop import AgentLoop
-from dsh_agent.commands.chat_approvals import load_tools, pending_note
-from dsh_agent.commands.chat_script import chat_from_lines
-from dsh_agent.commands.chat_settings import add_settings_arguments, settings_options
-from dsh_agent.commands.output import stderr_console
-from dsh_agent.commands.session_ids import ID_HELP, resolve_session_id
-from dsh_agent.commands.storage import add_store_argument, load_session
-from dsh_agent.commands.summary import summarize
-from dsh_llm._request import ModelAdapter
-from dsh_llm.errors import DshError
-from dsh_session._session import Session
-from dsh_session.stores import open_store
+from dsh_agent import AgentLoop
+from dsh_cli._commands.chat_approvals import load_tools, pending_note
+from dsh_cli._commands.chat_script import chat_from_lines
+from dsh_cli._commands.chat_settings import add_settings_arguments, settings_options
+from dsh_cli._commands.output import stderr_console
+from dsh_cli._commands.session_ids import ID_HELP, resolve_session_id
+from dsh_cli._commands.storage import add_store_argument, load_session
+from dsh_cli._commands.summary import summarize
+from dsh_llm import DshError, ModelAdapter
+from dsh_session import Session, open_store
 
 HELP = "chat with a model: type while it answers to steer, Ctrl-C cancels the turn"
 
@@ -93,10 +91,10 @@ def build_adapter(provider: str, base_url: str | None, api_key_env: str | None) 
         )
     try:
         if provider == "anthropic":
-            from dsh_llm.providers._anthropic import AnthropicAdapter
+            from dsh_llm.providers import AnthropicAdapter
 
             return AnthropicAdapter(base_url=base_url, api_key=api_key)
-        from dsh_llm.providers._openai import OpenAIChatAdapter
+        from dsh_llm.providers import OpenAIChatAdapter
 
         return OpenAIChatAdapter(base_url=base_url, api_key=api_key)
     except ImportError as error:  # the provider's SDK is an optional extra
@@ -141,7 +139,7 @@ async def _chat(args: argparse.Namespace) -> int:
         if sys.stdin.isatty() and sys.stdout.isatty():
             # Imported here: prompt_toolkit costs about a third of a second of start-up,
             # paid by every piped chat and every other subcommand otherwise.
-            from dsh_agent.commands.chat_terminal import TerminalChat
+            from dsh_cli._commands.chat_terminal import TerminalChat
 
             status = await TerminalChat(agent).run()
         else:

@@ -21,16 +21,15 @@ from prompt_toolkit.formatted_text import ANSI, FormattedText, StyleAndTextTuple
 from prompt_toolkit.patch_stdout import patch_stdout
 from rich.text import Text
 
-from dsh_agent._engine.loop import AgentLoop
-from dsh_agent._notifications import Notification, StatusChanged
-from dsh_agent.commands.chat_approvals import ask_prompt, decide_line
-from dsh_agent.commands.chat_branching import HELP as BRANCH_HELP
-from dsh_agent.commands.chat_branching import is_branch_command, run_branch_command
-from dsh_agent.commands.chat_control import EXIT_COMMANDS, InterruptPolicy, deliver_line
-from dsh_agent.commands.failures import one_line
-from dsh_agent.commands.render import TranscriptPrinter
-from dsh_agent.commands.terminal_text import SafeConsole
-from dsh_llm.errors import DshError
+from dsh_agent import AgentLoop, Notification, StatusChanged
+from dsh_cli._commands.chat_approvals import ask_prompt, decide_line
+from dsh_cli._commands.chat_branching import HELP as BRANCH_HELP
+from dsh_cli._commands.chat_branching import is_branch_command, run_branch_command
+from dsh_cli._commands.chat_control import EXIT_COMMANDS, InterruptPolicy, deliver_line
+from dsh_cli._commands.failures import one_line
+from dsh_cli._commands.render import TranscriptPrinter
+from dsh_cli._commands.terminal_text import SafeConsole
+from dsh_llm import DshError
 
 HELP_TEXT = (
     "Type a message and press Enter. While the model answers, what you type steers "

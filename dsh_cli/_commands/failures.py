@@ -7,8 +7,8 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from dsh_agent.commands.terminal_text import neutralise
-from dsh_llm.errors import DshError
+from dsh_cli._commands.terminal_text import neutralise
+from dsh_llm import DshError
 
 EXPECTED_ERRORS = (DshError, OSError, ValueError)
 """Failures a user can act on from the message alone (bad input, a damaged or missing

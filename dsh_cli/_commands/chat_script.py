@@ -14,15 +14,15 @@ import signal
 import sys
 from typing import TextIO
 
-from dsh_agent._engine.loop import AgentLoop
-from dsh_agent.commands.chat_approvals import decide_line, pending_note
-from dsh_agent.commands.chat_branching import is_branch_command, run_branch_command
-from dsh_agent.commands.chat_control import EXIT_COMMANDS, InterruptPolicy, deliver_line
-from dsh_agent.commands.failures import one_line
-from dsh_agent.commands.render import describe_reason, describe_retry
-from dsh_llm._stream import TextDeltaChunk
-from dsh_llm.errors import DshError
-from dsh_session.events import AssistantChunkEvent, LlmRetryEvent, SessionEvent, TurnEndEvent
+from dsh_agent import AgentLoop
+from dsh_cli._commands.chat_approvals import decide_line, pending_note
+from dsh_cli._commands.chat_branching import is_branch_command, run_branch_command
+from dsh_cli._commands.chat_control import EXIT_COMMANDS, InterruptPolicy, deliver_line
+from dsh_cli._commands.failures import one_line
+from dsh_cli._commands.render import describe_reason, describe_retry
+from dsh_llm import DshError, TextDeltaChunk
+from dsh_session import AssistantChunkEvent, SessionEvent, TurnEndEvent
+from dsh_session.events import LlmRetryEvent
 
 
 class _ReplyWriter:

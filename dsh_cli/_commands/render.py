@@ -16,18 +16,23 @@ from rich.console import Console
 from rich.text import Text
 
 from dsh_agent._engine.branching import is_regeneration
-from dsh_llm._content import (
+from dsh_llm import (
     ContentBlock,
     ImageBlock,
+    Message,
+    ModelSource,
+    PluginSource,
     ReasoningBlock,
+    ReasoningDeltaChunk,
     TextBlock,
+    TextDeltaChunk,
+    TokenUsage,
     ToolCallBlock,
     ToolResultBlock,
+    UserMessage,
+    UserSource,
 )
-from dsh_llm._messages import Message, UserMessage
-from dsh_llm._sources import ModelSource, PluginSource, UserSource
-from dsh_llm._stream import ReasoningDeltaChunk, TextDeltaChunk, TokenUsage
-from dsh_session.events import (
+from dsh_session import (
     AbortedReason,
     AssistantChunkEvent,
     AssistantMessageEvent,
@@ -35,7 +40,6 @@ from dsh_session.events import (
     ErrorReason,
     HookCause,
     InboxSplicedEvent,
-    LlmRetryEvent,
     RequestHeaderEvent,
     SessionEvent,
     ToolResultEvent,
@@ -44,6 +48,7 @@ from dsh_session.events import (
     TurnStartEvent,
     UserMessageEvent,
 )
+from dsh_session.events import LlmRetryEvent
 
 REPAIR_CODES = frozenset({"TOOL_OUTCOME_UNKNOWN", "TOOL_NOT_STARTED"})
 """Error codes that only crash repair writes: a result marked with one was synthesized

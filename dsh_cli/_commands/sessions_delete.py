@@ -14,15 +14,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dsh_agent.commands.output import stdout_console
-from dsh_agent.commands.render import format_time
-from dsh_agent.commands.session_ids import ID_HELP, SessionIdError, resolve_session_id
-from dsh_agent.commands.storage import UnreadableSessionError, read_session
-from dsh_agent.commands.summary import summarize
-from dsh_llm.errors import DshError
-from dsh_session._header import validate_session_id
-from dsh_session.errors import SessionError
-from dsh_session.stores import SessionNotFoundError, SessionStore, open_store
+from dsh_cli._commands.output import stdout_console
+from dsh_cli._commands.render import format_time
+from dsh_cli._commands.session_ids import ID_HELP, SessionIdError, resolve_session_id
+from dsh_cli._commands.storage import UnreadableSessionError, read_session
+from dsh_cli._commands.summary import summarize
+from dsh_llm import DshError
+from dsh_session import (
+    SessionError,
+    SessionNotFoundError,
+    SessionStore,
+    open_store,
+    validate_session_id,
+)
 
 HELP = "delete a stored session for good (asks first unless --yes)"
 

@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dsh_agent.commands.render import message_preview
-from dsh_llm._messages import UserMessage
-from dsh_llm._sources import UserSource
-from dsh_session._header import SessionHeader
-from dsh_session._session import Session
+from dsh_cli._commands.render import message_preview
+from dsh_llm import UserMessage, UserSource
+from dsh_session import Session, SessionHeader
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,8 @@ idle) asks to leave.
 
 from __future__ import annotations
 
-from dsh_agent._engine.loop import AgentLoop
-from dsh_agent.errors import NothingToRetryError
-from dsh_llm._create import create_user_message
+from dsh_agent import AgentLoop, NothingToRetryError
+from dsh_llm import create_user_message
 
 INJECT = "/inject"
 RETRY = "/retry"
