@@ -3,6 +3,10 @@
 ``session.append("tool/result", data)`` returns a ``ToolResultEvent`` and takes that
 event's payload (or a mapping of it) under mypy and pyright; any other type string
 falls back to the untyped signature. Runtime behaviour is ``Session.append``'s.
+
+One overload per typed row of the event table (``dsh_session._events.table``), then one
+for the foreign types, then ``str``: ``tests/session_log/test_event_table.py`` checks
+that the overloads and the table name the same types, payloads and event classes.
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ from dsh_session.events_harness import (
     LlmRetryData,
     LlmRetryStartedData,
 )
+
+__all__ = ["TypedAppend"]
 
 _Seqs = Iterable[int] | None
 _Op = SurfaceOp | Mapping[str, Any] | None
