@@ -316,3 +316,14 @@ class TypedAppend(Protocol):
         surface_op: _Op = None,
         source_event_seqs: _Seqs = None,
     ) -> LogEvent: ...
+
+    # The signature every overload above narrows. Declared so that the attribute is this
+    # function (not typing's overload placeholder) and ``typing.get_overloads`` finds them.
+    def __call__(
+        self,
+        type: str,
+        data: Any,
+        *,
+        surface_op: _Op = None,
+        source_event_seqs: _Seqs = None,
+    ) -> LogEvent: ...
