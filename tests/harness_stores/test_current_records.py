@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from session_stores.scenarios import complete_turn, interrupted_turn
 
+from dsh_session import EVENT_TYPES
 from dsh_session.errors import SessionError
-from dsh_session.events import EVENT_TYPES
 from dsh_session.harness_format import (
     KNOWN_SESSION_EVENT_TYPES,
     SessionFolder,

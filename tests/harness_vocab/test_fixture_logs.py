@@ -11,8 +11,7 @@ import pytest
 from harness_format.fixtures import JSONL_FORMS, SCENARIOS, TS_LOGS, artifact
 
 from dsh_agent import reconstruct_requests
-from dsh_session import LogEvent, Session, SessionHeader, parse_events
-from dsh_session.events import CompactionSummaryEvent
+from dsh_session import CompactionSummaryEvent, LogEvent, Session, SessionHeader, parse_events
 from dsh_session.harness_format import find_session, read_session, session_header
 from dsh_session.repair import interrupted_turn_closers
 

@@ -8,8 +8,13 @@ from typing import Any
 
 import pytest
 
-from dsh_session import EVENT_TYPES, SessionCorruptError, SessionFormatError, parse_events
-from dsh_session.events import ForeignEvent
+from dsh_session import (
+    EVENT_TYPES,
+    ForeignEvent,
+    SessionCorruptError,
+    SessionFormatError,
+    parse_events,
+)
 from dsh_session.harness_format import KNOWN_SESSION_EVENT_TYPES
 from harness_vocab.harness_events import FOREIGN_WIRE, TYPED_WIRE
 

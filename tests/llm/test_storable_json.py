@@ -25,7 +25,7 @@ from dsh_llm import (
     freeze_message,
 )
 from dsh_llm.sources import PluginForm, PluginSource, UnknownSource, UserSource
-from dsh_session.events import RequestConfig, TurnStartData
+from dsh_session import RequestConfig, TurnStartData
 from dsh_session.header import SessionHeader, parse_header
 
 LONE = "a\udcff"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from dsh_session.events import SessionEvent
+from dsh_session import SessionEvent
 from dsh_session.header import SessionHeader
 from dsh_session.session import Session
 from dsh_session.stores._codec import dump_event

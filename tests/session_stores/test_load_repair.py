@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dsh_llm import TextBlock, ToolResultBlock
-from dsh_session.events import InterruptedReason, ToolResultEvent, TurnEndEvent
+from dsh_session import InterruptedReason, ToolResultEvent, TurnEndEvent
 from dsh_session.session import Session
 
 from .conftest import StoreFactory
