@@ -18,10 +18,26 @@ from dsh_llm._frozen_json import JSON_INT_MAX, FrozenJson
 from dsh_llm._model import DshModel, optional
 from dsh_llm._stream import LlmFailure, TokenUsage
 
+__all__ = [
+    "ApprovalAskedData",
+    "ApprovalDecidedData",
+    "ApprovalPolicyData",
+    "CompactionEndData",
+    "CompactionPruneData",
+    "CompactionStartData",
+    "CompactionSummaryData",
+    "ForeignEventType",
+    "LlmRetryData",
+    "LlmRetryStartedData",
+    "ShadowedRange",
+]
+
 _Count = Annotated[int, Field(ge=0, le=JSON_INT_MAX)]
 _Positive = Annotated[int, Field(ge=1, le=JSON_INT_MAX)]
 _Name = Annotated[str, Field(min_length=1)]
 
+# Spelled out for type checkers; tests/session_log/test_event_table.py asserts it lists
+# the foreign rows of the event table (dsh_session._events.table), in order.
 ForeignEventType: TypeAlias = Literal[
     "agent-preset/selected",
     "command/done",

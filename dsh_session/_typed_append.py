@@ -3,6 +3,10 @@
 ``session.append("tool/result", data)`` returns a ``ToolResultEvent`` and takes that
 event's payload (or a mapping of it) under mypy and pyright; any other type string
 falls back to the untyped signature. Runtime behaviour is ``Session.append``'s.
+
+One overload per typed row of the event table (``dsh_session._events.table``), then one
+for the foreign types, then ``str``: ``tests/session_log/test_event_table.py`` checks
+that the overloads and the table name the same types, payloads and event classes.
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ from dsh_session.events import (
     TurnStartEvent,
     UserMessageEvent,
 )
+
+__all__ = ["TypedAppend"]
 
 _Seqs = Iterable[int] | None
 _Op = SurfaceOp | Mapping[str, Any] | None
@@ -302,6 +308,17 @@ class TypedAppend(Protocol):
     ) -> ForeignEvent: ...
 
     @overload
+    def __call__(
+        self,
+        type: str,
+        data: Any,
+        *,
+        surface_op: _Op = None,
+        source_event_seqs: _Seqs = None,
+    ) -> LogEvent: ...
+
+    # The signature every overload above narrows. Declared so that the attribute is this
+    # function (not typing's overload placeholder) and ``typing.get_overloads`` finds them.
     def __call__(
         self,
         type: str,

@@ -1,4 +1,5 @@
-"""The harness's event vocabulary (core/session/src/known-event-types.ts).
+"""The harness's event vocabulary (core/session/src/known-event-types.ts), as the rows
+of dsh's one event table (``dsh_session._events.table``) that the harness knows.
 
 A reader meeting a type outside this set must refuse the log unless the event carries
 ``ignorable: true``. Packed chunk-row tags are storage records, not events, and are not
@@ -10,64 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from dsh_session._events.table import HARNESS_EVENT_TYPES, SURFACE_TYPES
 from dsh_session.errors import SessionFormatError
 
-KNOWN_SESSION_EVENT_TYPES: frozenset[str] = frozenset(
-    {
-        "agent-preset/selected",
-        "agent/inbox/spliced",
-        "approval/asked",
-        "approval/decided",
-        "approval/policy",
-        "assistant/chunk",
-        "assistant/message",
-        "command/done",
-        "command/run",
-        "compaction/end",
-        "compaction/prune",
-        "compaction/start",
-        "compaction/summary",
-        "feedback/record",
-        "goal/change",
-        "hook/invoked",
-        "hook/result",
-        "llm/retry",
-        "llm/retry-started",
-        "permission/preset",
-        "plan/mode",
-        "request/context",
-        "request/header",
-        "sandbox/mode",
-        "schedule/change",
-        "session/end-seed",
-        "session/title",
-        "session/title-llm-request",
-        "step/end",
-        "step/start",
-        "subagent/descriptor",
-        "team/member",
-        "team/message/delivered",
-        "team/message/queued",
-        "team/task",
-        "todo/write",
-        "tool-workflow/agent-end",
-        "tool-workflow/agent-start",
-        "tool-workflow/run-end",
-        "tool-workflow/run-start",
-        "tool/call",
-        "tool/code-dispatch",
-        "tool/code-dispatch-start",
-        "tool/result",
-        "turn/end",
-        "turn/start",
-        "user/message",
-        "web/deepseek-search-llm-request",
-    }
-)
+__all__ = ["KNOWN_SESSION_EVENT_TYPES", "SURFACE_EVENT_TYPES", "check_vocabulary"]
 
-SURFACE_EVENT_TYPES: frozenset[str] = frozenset(
-    {"user/message", "assistant/message", "tool/result"}
-)
+KNOWN_SESSION_EVENT_TYPES: frozenset[str] = HARNESS_EVENT_TYPES
+"""The harness's 48 types: the rows of dsh's event table marked as harness types."""
+
+SURFACE_EVENT_TYPES: frozenset[str] = SURFACE_TYPES
 """The only types that may carry ``surfaceOp`` and ``sourceEventSeqs``."""
 
 

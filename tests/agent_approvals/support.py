@@ -8,8 +8,7 @@ from typing import Any
 from dsh_agent import AgentLoop, ApprovalPolicy, Tool, tool
 from dsh_llm import UserMessage, create_user_message
 from dsh_llm.testing import Response, ScriptedAdapter, reply
-from dsh_session import Session
-from dsh_session.events import SessionEvent, ToolResultEvent
+from dsh_session import Session, SessionEvent, ToolResultEvent
 
 
 class Workshop:

@@ -11,10 +11,10 @@ import pytest
 from dsh_agent import AgentError, AgentLoop, ApprovalError, reconstruct_requests, tool
 from dsh_llm._content import ToolCallBlock
 from dsh_llm.testing import ScriptedAdapter
-from dsh_session import Session
-from dsh_session.events import (
+from dsh_session import (
     ApprovalAskedEvent,
     ApprovalDecidedEvent,
+    Session,
     SessionEvent,
     TurnEndEvent,
     TurnStartEvent,

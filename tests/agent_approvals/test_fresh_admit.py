@@ -11,8 +11,7 @@ import pytest
 from dsh_agent.approvals._gate import ApprovalGate
 from dsh_agent.approvals._policy import ApprovalPolicy
 from dsh_llm import ToolCallBlock, create_assistant_message
-from dsh_session import Session
-from dsh_session.events import AssistantMessageData, StepData, TurnStartData
+from dsh_session import AssistantMessageData, Session, StepData, TurnStartData
 
 from .support import Workshop
 

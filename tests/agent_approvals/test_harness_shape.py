@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dsh_agent import AgentLoop
-from dsh_session.events import SessionEvent
+from dsh_session import SessionEvent
 
 from .support import Workshop, calls, prompt
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from dsh_agent import run
 from dsh_llm.testing import Response, reply
-from dsh_session.events import ToolResultEvent, TurnEndEvent
+from dsh_session import ToolResultEvent, TurnEndEvent
 
 from .support import Workshop, prompt
 

@@ -8,8 +8,7 @@ import asyncio
 
 from dsh_agent import AgentLoop, Tool, reconstruct_requests, tool
 from dsh_llm.testing import ScriptedAdapter
-from dsh_session import Session
-from dsh_session.events import ToolCallEvent, ToolResultEvent
+from dsh_session import Session, ToolCallEvent, ToolResultEvent
 
 from .support import calls, prompt
 

@@ -9,8 +9,7 @@ from typing import Any
 
 from dsh_agent import AgentLoop, reconstruct_requests, tool
 from dsh_llm.testing import ScriptedAdapter
-from dsh_session import Session, interrupted_turn_closers
-from dsh_session.events import SessionEvent
+from dsh_session import Session, SessionEvent, interrupted_turn_closers
 from dsh_session.stores._recovery import restore_session
 
 from .support import Workshop, calls, prompt, results

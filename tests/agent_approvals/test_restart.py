@@ -13,7 +13,7 @@ import pytest
 
 from dsh_agent import reconstruct_requests
 from dsh_llm._request import GenerateRequest
-from dsh_session.events import (
+from dsh_session import (
     ApprovalAskedEvent,
     ApprovalDecidedEvent,
     SessionEvent,

@@ -19,7 +19,7 @@ from dsh_llm import (
     UserMessage,
 )
 from dsh_llm.testing import Reply
-from dsh_session.events import (
+from dsh_session import (
     AssistantMessageEvent,
     CompactionEndEvent,
     CompactionPruneEvent,

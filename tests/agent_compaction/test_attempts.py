@@ -12,14 +12,14 @@ import pytest
 from dsh_agent import AgentError, AgentLoop, Compaction, ModelSummarizer, SummarizationInput
 from dsh_llm import GenerateRequest, create_user_message
 from dsh_llm.testing import FunctionAdapter, ScriptedAdapter
-from dsh_session import Session
-from dsh_session.events import (
+from dsh_session import (
     AbortedReason,
     CompactionEndEvent,
     CompactionStartEvent,
     CompactionSummaryEvent,
     CompletedReason,
     RequestContextEvent,
+    Session,
     TurnEndEvent,
 )
 

@@ -9,8 +9,7 @@ from dsh_agent import AgentLoop, Compaction, diff_requests, reconstruct_requests
 from dsh_agent.compaction import PruneConfig
 from dsh_llm import create_user_message
 from dsh_llm.testing import FunctionAdapter
-from dsh_session import Session
-from dsh_session.events import CompletedReason, TurnEndEvent
+from dsh_session import CompletedReason, Session, TurnEndEvent
 from dsh_session.stores import SqliteSessionStore
 
 from .support import (

@@ -7,17 +7,20 @@ from harness_format.fixtures import expected_session
 
 from dsh_agent.compaction import HeuristicCounter, TokenMeter
 from dsh_llm import Message, TokenUsage, create_assistant_message, create_user_message
-from dsh_session import RequestHeader, Session, SessionHeader, parse_events
-from dsh_session._harness_format import session_header
-from dsh_session.events import (
+from dsh_session import (
     AssistantMessageData,
     CompactionPruneEvent,
     CompactionSummaryEvent,
     RequestConfig,
+    RequestHeader,
     RequestHeaderData,
+    Session,
+    SessionHeader,
     StepData,
     TurnStartData,
+    parse_events,
 )
+from dsh_session._harness_format import session_header
 
 
 def harness_session(until: int) -> Session:

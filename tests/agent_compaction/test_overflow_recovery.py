@@ -14,13 +14,13 @@ from dsh_agent import AgentLoop, Compaction, reconstruct_requests
 from dsh_agent.compaction import INSTRUCTION
 from dsh_llm import create_user_message
 from dsh_llm.providers import OpenAIChatAdapter
-from dsh_session import Session
-from dsh_session.events import (
+from dsh_session import (
     AssistantChunkEvent,
     CompactionEndEvent,
     CompactionStartEvent,
     CompletedReason,
     ErrorReason,
+    Session,
     TurnEndEvent,
     UserMessageEvent,
 )

@@ -15,8 +15,14 @@ from dsh_llm import (
     create_user_message,
     replace_content,
 )
-from dsh_session import Replace, Session
-from dsh_session.events import AssistantMessageData, StepData, ToolResultData, TurnStartData
+from dsh_session import (
+    AssistantMessageData,
+    Replace,
+    Session,
+    StepData,
+    ToolResultData,
+    TurnStartData,
+)
 
 SMALL = PruneConfig(threshold_chars=60, head_chars=10, tail_chars=5)
 

@@ -11,7 +11,7 @@ from dsh_agent import Enter, PreStep, Reject, ToolContext, tool
 from dsh_agent._prestep import CallNext
 from dsh_llm import GenerateRequest, ReasoningBlock, TextBlock
 from dsh_llm.testing import FunctionAdapter, ScriptedAdapter, reply
-from dsh_session.events import AbortedReason, DisposedCause, HookCause, UserCause
+from dsh_session import AbortedReason, DisposedCause, HookCause, UserCause
 
 from .adapters import HangingAdapter, until
 from .support import AgentFactory, Recorder, fixed

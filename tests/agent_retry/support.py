@@ -14,9 +14,14 @@ from dsh_llm import create_user_message
 from dsh_llm._messages import UserMessage
 from dsh_llm._stream import FinishChunk
 from dsh_llm.providers import OpenAIChatAdapter
-from dsh_session import Session
-from dsh_session._events_harness import LlmRetryData, LlmRetryStartedData
-from dsh_session.events import LlmRetryEvent, LlmRetryStartedEvent, SessionEvent
+from dsh_session import (
+    LlmRetryData,
+    LlmRetryEvent,
+    LlmRetryStartedData,
+    LlmRetryStartedEvent,
+    Session,
+    SessionEvent,
+)
 
 FAST = RetryPolicy(max_retries=3, initial_delay_ms=1, max_delay_ms=20, jitter_ratio=0)
 """Tiny delays with no jitter: retry n waits 2**(n-1) ms (1, 2, 4)."""

@@ -25,8 +25,7 @@ from dsh_llm._messages import UserMessage
 from dsh_llm._request import GenerateRequest
 from dsh_llm._stream import LlmFailure, StreamChunk
 from dsh_llm.testing import ScriptedAdapter, reply
-from dsh_session import Session
-from dsh_session.events import ToolResultEvent
+from dsh_session import Session, ToolResultEvent
 
 
 class _ExplodingAdapter:

@@ -11,7 +11,7 @@ from providers.frames import chat_chunk
 from providers.http_stub import Reply, StubServer, sse_reply
 
 from dsh_agent import RetryPolicy, TurnFailed, run
-from dsh_session.events import AssistantMessageEvent, LlmRetryEvent, LlmRetryStartedEvent
+from dsh_session import AssistantMessageEvent, LlmRetryEvent, LlmRetryStartedEvent
 
 from .support import (
     FAST,

@@ -11,8 +11,7 @@ from dsh_llm import create_user_message
 from dsh_llm._stream import LlmFailure
 from dsh_llm.failure_codes import RETRYABLE_CODES
 from dsh_llm.testing import ScriptedAdapter
-from dsh_session import Session
-from dsh_session.events import LlmRetryEvent
+from dsh_session import LlmRetryEvent, Session
 
 
 def test_the_default_policy_is_the_pinned_one() -> None:

@@ -13,7 +13,7 @@ import pytest
 from providers.http_stub import StubServer
 
 from dsh_agent import AgentLoop, TurnFailed, run_retry
-from dsh_session.events import InterruptedReason, TurnEndEvent
+from dsh_session import InterruptedReason, TurnEndEvent
 from dsh_session.stores import SqliteSessionStore
 
 from .crash_child import POLICY

@@ -19,7 +19,7 @@ from dsh_agent import (
     run,
     run_retry,
 )
-from dsh_session.events import AbortedReason, TurnEndEvent, UserMessageEvent
+from dsh_session import AbortedReason, TurnEndEvent, UserMessageEvent
 
 from .support import answer, make_agent, prompt, retries, server_error, started
 

@@ -31,7 +31,7 @@ from dsh_llm import (
     create_tool_result_message,
     create_user_message,
 )
-from dsh_session.events import ToolErrorInfo, ToolResultData
+from dsh_session import ToolErrorInfo, ToolResultData
 
 
 def call(name: str, arguments: str, call_id: str = "call-1") -> ToolCallBlock:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from session_stores.scenarios import complete_turn, interrupted_turn
 
+from dsh_session import EVENT_TYPES
 from dsh_session._harness_format import (
     KNOWN_SESSION_EVENT_TYPES,
     SessionFolder,
@@ -22,7 +23,6 @@ from dsh_session._harness_format import (
 )
 from dsh_session._session import Session
 from dsh_session.errors import SessionError
-from dsh_session.events import EVENT_TYPES
 from dsh_session.stores import JsonlSessionStore
 from dsh_session.stores._codec import dump_event
 from dsh_session.stores._current_records import current_events

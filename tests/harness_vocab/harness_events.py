@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, get_args
 
-from dsh_session._events_harness import ForeignEventType
+from dsh_session import ForeignEventType
 
 FAILURE = {"message": "429 from provider", "code": "RATE_LIMIT", "status": 429}
 

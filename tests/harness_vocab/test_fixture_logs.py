@@ -11,10 +11,9 @@ import pytest
 from harness_format.fixtures import JSONL_FORMS, SCENARIOS, TS_LOGS, artifact
 
 from dsh_agent import reconstruct_requests
-from dsh_session import LogEvent, Session, SessionHeader, parse_events
+from dsh_session import CompactionSummaryEvent, LogEvent, Session, SessionHeader, parse_events
 from dsh_session._harness_format import find_session, read_session, session_header
 from dsh_session._repair import interrupted_turn_closers
-from dsh_session.events import CompactionSummaryEvent
 
 
 def _expected(scenario: str) -> dict[str, Any]:

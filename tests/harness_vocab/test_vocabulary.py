@@ -8,9 +8,14 @@ from typing import Any
 
 import pytest
 
-from dsh_session import EVENT_TYPES, SessionCorruptError, SessionFormatError, parse_events
+from dsh_session import (
+    EVENT_TYPES,
+    ForeignEvent,
+    SessionCorruptError,
+    SessionFormatError,
+    parse_events,
+)
 from dsh_session._harness_format import KNOWN_SESSION_EVENT_TYPES
-from dsh_session.events import ForeignEvent
 from harness_vocab.harness_events import FOREIGN_WIRE, TYPED_WIRE
 
 

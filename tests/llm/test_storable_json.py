@@ -25,8 +25,8 @@ from dsh_llm import (
     freeze_message,
 )
 from dsh_llm._sources import PluginForm, PluginSource, UnknownSource, UserSource
+from dsh_session import RequestConfig, TurnStartData
 from dsh_session._header import SessionHeader, parse_header
-from dsh_session.events import RequestConfig, TurnStartData
 
 LONE = "a\udcff"
 MODEL = {"provider": "p", "model": "m"}

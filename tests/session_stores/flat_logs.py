@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from dsh_session import SessionEvent
 from dsh_session._header import SessionHeader
 from dsh_session._session import Session
-from dsh_session.events import SessionEvent
 from dsh_session.stores._codec import dump_event
 
 

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from dsh_session.events import SessionEvent
+from dsh_session import SessionEvent
 from dsh_session.stores import SessionNotFoundError
 
 from .conftest import StoreFactory

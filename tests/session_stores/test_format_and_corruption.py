@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from dsh_session import UnknownEvent
 from dsh_session._harness_format import encode_frame, read_log
 from dsh_session._session import Session
 from dsh_session.errors import SessionCorruptError, SessionFormatError, StoreError
-from dsh_session.events import UnknownEvent
 from dsh_session.stores import (
     JsonlSessionStore,
     PostgresSessionStore,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dsh_llm import TextBlock, ToolResultBlock
+from dsh_session import InterruptedReason, ToolResultEvent, TurnEndEvent
 from dsh_session._session import Session
-from dsh_session.events import InterruptedReason, ToolResultEvent, TurnEndEvent
 
 from .conftest import StoreFactory
 from .scenarios import complete_turn, interrupted_turn, store_completed_turn

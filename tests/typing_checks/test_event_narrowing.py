@@ -21,6 +21,7 @@ from dsh_llm.testing import ScriptedAdapter
 from dsh_session import (
     AssistantMessageData,
     AssistantMessageEvent,
+    ForeignEvent,
     LoadReport,
     LogEvent,
     MemorySessionStore,
@@ -38,7 +39,6 @@ from dsh_session import (
     interrupted_turn_closers,
     parse_events,
 )
-from dsh_session.events import ForeignEvent
 
 
 def a_tool_turn() -> Session:
