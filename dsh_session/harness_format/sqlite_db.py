@@ -193,13 +193,18 @@ def _read_stored(connection: sqlite3.Connection, header: Json) -> StoredSession:
 def create_database(path: Path) -> sqlite3.Connection:
     """A new, empty schema-17 database file created with mode 0600 (refuses an existing
     file), in WAL mode with ``synchronous = FULL`` as the harness opens it. The caller
-    owns the returned connection."""
+    owns the returned connection. Raises :class:`FileExistsError` also when another
+    connection gave the new file tables before this one took its write lock."""
     os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     connection = sqlite3.connect(path, isolation_level=None)
     connection.execute("PRAGMA foreign_keys = ON")
     connection.execute("PRAGMA journal_mode = WAL")
     connection.execute("PRAGMA synchronous = FULL")
     connection.execute("BEGIN IMMEDIATE")
+    if connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+        connection.execute("ROLLBACK")
+        connection.close()
+        raise FileExistsError(f"{path} was given tables by another connection meanwhile")
     for statement in SCHEMA_SQL.split(";"):
         if statement.strip():
             connection.execute(statement)

@@ -1,9 +1,10 @@
-"""The TypeScript harness's SQLite database (schema 17) as a dsh session store.
+"""The TypeScript harness's SQLite database (schema 17) behind :class:`SqliteSessionStore`.
 
 The tables, row codec and checks are :mod:`dsh_session.harness_format.sqlite_db`; this
-store puts them behind :class:`SessionStore`, so listing, reading, loading and appending
-work on a database the harness wrote, and the harness can resume what dsh appended
-(packed rows within SQLite's bounds, zstd ``data`` BLOBs, varint seq lists).
+layout puts them behind the store (``_sqlite_layouts.py``), so listing, reading, loading
+and appending work on a database the harness wrote, and the harness can resume what dsh
+appended (packed rows within SQLite's bounds, zstd ``data`` BLOBs, varint seq lists).
+It is also the layout of every new database the store creates (mode 0600).
 
 Ownership: a writer holds ``<database>.<session-id>.lock`` from attach or load until
 detach or close, as with dsh's own database. The harness's schema has no room for dsh's
@@ -20,15 +21,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 from dsh_session.errors import SessionError, StoreError
 from dsh_session.harness_format import (
-    APPLICATION_ID,
-    SCHEMA_VERSION,
     HarnessCorruptError,
     StoredSession,
     append_batch,
@@ -40,77 +38,45 @@ from dsh_session.harness_format import (
     read_headers,
     read_stored_session,
 )
-from dsh_session.header import SessionHeader, SessionId, parse_header
+from dsh_session.header import SessionHeader, SessionId
 from dsh_session.parse import collector_paused, parse_events
 from dsh_session.stores._codec import dump_event, dump_header
-from dsh_session.stores._regular_file import NotARegularFileError, open_regular
-from dsh_session.stores.base import (
-    INLINE_BATCH_LIMIT,
-    Batch,
-    SessionNotFoundError,
-    SessionStore,
-    StoreMode,
-    StoreNotFoundError,
-)
+from dsh_session.stores._sqlite_layouts import SqliteLayout
+from dsh_session.stores.base import Batch, SessionNotFoundError, StoreMode, StoreStats
+from dsh_session.stores.harness_jsonl import dsh_header
 from dsh_session.stores.ownership import SessionLocks
 from dsh_session.stores.recovery import StoredLog
 
 logger = logging.getLogger(__name__)
 
-_SQLITE_HEADER = 100
-"""Length of a SQLite file's header, which holds ``user_version`` and ``application_id``."""
 
-
-def is_harness_database(path: Path) -> bool:
-    """Whether ``path`` is an existing SQLite file whose header carries the harness's
-    schema version and application id. Reads the file's first bytes only (no SQLite
-    connection, so nothing is created next to it)."""
-    try:
-        with open_regular(path) as file:
-            head = file.read(_SQLITE_HEADER)
-    except (OSError, NotARegularFileError):
-        return False
-    return (
-        len(head) == _SQLITE_HEADER
-        and head.startswith(b"SQLite format 3\x00")
-        and int.from_bytes(head[60:64], "big") == SCHEMA_VERSION
-        and int.from_bytes(head[68:72], "big") == APPLICATION_ID
-    )
-
-
-class HarnessSqliteSessionStore(SessionStore):
+class HarnessLayout(SqliteLayout):
     """Sessions in a schema-17 database of the TypeScript harness. ``mode="create"``
-    creates a new schema-17 file (mode 0600) when none exists; ``"open"`` and
-    ``"read"`` require one (else :class:`StoreNotFoundError`, nothing created)."""
+    creates a new schema-17 file (mode 0600) when none exists (raising
+    :class:`FileExistsError` if another process created it first); every mode then
+    checks, through a read-only connection, that the file holds exactly schema 17
+    (else :class:`~dsh_session.harness_format.HarnessSchemaError`) before anything is
+    created beside it."""
 
     def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        mode: StoreMode = "create",
-        busy_timeout: float = 5.0,
-        inline_batch_limit: int = INLINE_BATCH_LIMIT,
+        self, path: Path, *, mode: StoreMode, busy_timeout: float, name: str, stats: StoreStats
     ) -> None:
-        super().__init__(inline_batch_limit=inline_batch_limit)
-        self.path = Path(path)
-        """The database file."""
+        self.path = path
         self.read_only = mode == "read"
+        self.stats = stats
+        self._name = name
         self._busy_timeout = busy_timeout
-        self._locks = SessionLocks(self.lock_path_of, repr(self))
+        self._locks = SessionLocks(self.lock_path_of, name)
         self._db: sqlite3.Connection | None = None
         if mode == "create" and not self.path.exists():
             self.path.parent.mkdir(parents=True, exist_ok=True)
             create_database(self.path).close()
+        self._check(self._reader())
+        if not self.read_only:
             self._db = self._connect("rw")
-        elif not is_harness_database(self.path):
-            problem = "no such file" if not self.path.exists() else "not a schema-17 database"
-            raise StoreNotFoundError(str(self.path), problem)
-        elif not self.read_only:
-            self._db = self._connect("rw")
-        self._check(self._db or self._reader())
 
     def __repr__(self) -> str:
-        return f"HarnessSqliteSessionStore({str(self.path)!r})"
+        return self._name
 
     def lock_path_of(self, session_id: SessionId) -> Path:
         """The lock file a writer of the session holds."""
@@ -155,15 +121,15 @@ class HarnessSqliteSessionStore(SessionStore):
 
     # --- ownership --------------------------------------------------------------------
 
-    def _claim(self, session_id: SessionId, *, stored: bool) -> None:
+    def claim(self, session_id: SessionId, *, stored: bool) -> None:
         self._locks.acquire(session_id)
 
-    def _disclaim(self, session_id: SessionId) -> None:
+    def disclaim(self, session_id: SessionId) -> None:
         self._locks.release(session_id)
 
     # --- writing ----------------------------------------------------------------------
 
-    def _write_batch(self, batch: Batch) -> None:
+    def write_batch(self, batch: Batch) -> None:
         """One transaction; it refuses a batch that does not start where the stored log
         ends, which fences off a writer that appended behind this store's back."""
         assert self._db is not None, "a read-only store never writes"
@@ -176,16 +142,16 @@ class HarnessSqliteSessionStore(SessionStore):
             append_batch(self._db, header, events, create=True)
         self.stats.fsyncs += 1
 
-    def _delete_log(self, session_id: SessionId) -> None:
+    def delete_log(self, session_id: SessionId) -> None:
         """The session's row and its event rows, in one transaction."""
         assert self._db is not None, "a read-only store never writes"
         if not delete_session(self._db, session_id):
-            raise SessionNotFoundError(session_id, repr(self))
+            raise SessionNotFoundError(session_id, self._name)
         self.stats.fsyncs += 1
 
     # --- reading ----------------------------------------------------------------------
 
-    def _read_log(self, session_id: SessionId) -> StoredLog:
+    def read_log(self, session_id: SessionId) -> StoredLog:
         # Rows decode to a few acyclic dicts per event, all alive until validated: left
         # on, the collector would walk the growing heap again and again (a third of a
         # 100k-event read).
@@ -193,7 +159,7 @@ class HarnessSqliteSessionStore(SessionStore):
             stored = self._read_stored(session_id)
             events = migrate_legacy_events(stored.events, session_id)
             check_vocabulary(events, session_id)
-            return StoredLog(parse_header(stored.header), parse_events(events))
+            return StoredLog(dsh_header(stored.header), parse_events(events))
 
     def _read_stored(self, session_id: SessionId) -> StoredSession:
         db = self._reader()
@@ -207,7 +173,7 @@ class HarnessSqliteSessionStore(SessionStore):
             if db is not self._db:
                 db.close()
         if stored is None:
-            raise SessionNotFoundError(session_id, repr(self))
+            raise SessionNotFoundError(session_id, self._name)
         if stored.torn_from is not None:
             raise HarnessCorruptError(
                 f"{self}: the rows of session {session_id!r} from seq {stored.torn_from} "
@@ -216,7 +182,7 @@ class HarnessSqliteSessionStore(SessionStore):
             )
         return stored
 
-    def _read_headers(self) -> list[SessionHeader]:
+    def read_headers(self) -> list[SessionHeader]:
         db = self._reader()
         try:
             stored = read_headers(db)
@@ -226,12 +192,12 @@ class HarnessSqliteSessionStore(SessionStore):
         headers = []
         for header in stored:
             try:
-                headers.append(parse_header(header))
+                headers.append(dsh_header(header))
             except SessionError as error:  # e.g. an id dsh cannot use as a file name
                 logger.warning("%s: session %r not listed: %s", self, header.get("id"), error)
         return headers
 
-    def _release(self) -> None:
+    def release(self) -> None:
         if self._db is not None:
             self._db.close()
         self._locks.release_all()
