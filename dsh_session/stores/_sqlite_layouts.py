@@ -13,9 +13,11 @@ writes each:
 
 :func:`find_layout` decides between them from what is already on disk, creating
 nothing: it reads the file's 100-byte header (where SQLite keeps both numbers) and,
-only when a write-ahead log beside it may hold a newer header, asks SQLite through a
-read-only connection. docs/decisions/2026-12-04-one-store-class-per-backend.md says
-why one class with a private object per layout rather than one public class each.
+when a write-ahead log beside it may hold a newer header or the header shows no layout
+yet, asks SQLite through a read-only connection. A file without a single table (an
+empty file, or one another process is creating this moment) counts as new.
+docs/decisions/2026-12-04-one-store-class-per-backend.md says why one class with a
+private object per layout rather than one public class each.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Literal
 
+from dsh_session.errors import StoreError
 from dsh_session.events import LogEvent
 from dsh_session.harness_format import APPLICATION_ID, SCHEMA_VERSION
 from dsh_session.header import SessionHeader, SessionId
@@ -40,10 +43,16 @@ _HEADER_LENGTH = 100
 ``application_id`` (bytes 68-71)."""
 
 Found = Literal["missing", "empty", "harness", "dsh"]
-"""What :func:`find_layout` found: no file yet; an empty file or a database with
-``user_version`` 0 (no layout yet: ``mode="create"`` adds layout 1's tables to it, as
-before, and the other modes refuse it); schema 17; or ``user_version`` 1 and above,
-which layout 1's own checks accept or refuse."""
+"""What :func:`find_layout` found: no file yet; an empty file or a database without a
+single table (new: ``mode="create"`` gives it schema 17, the other modes refuse it);
+schema 17; or anything else, which layout 1's own checks accept or refuse (a database
+of ``user_version`` 0 with other tables gets layout 1's tables beside them in
+``mode="create"``, as before)."""
+
+
+class LayoutChanged(StoreError):
+    """Another process gave the database a layout (or held it to do so) while this one
+    was opening it; the store looks at the file again."""
 
 
 def find_layout(path: Path) -> Found:
@@ -61,16 +70,18 @@ def find_layout(path: Path) -> Found:
     except OSError as error:
         raise StoreNotFoundError(str(path), f"cannot read it ({error.strerror})") from None
     if not head:
-        return "empty"  # SQLite's empty database
+        return "empty"  # what SQLite reads as a database without tables
     if len(head) < _HEADER_LENGTH or not head.startswith(SQLITE_MAGIC):
         raise StoreNotFoundError(
             str(path), "not a database (the file does not start with SQLite's header)"
         )
-    if Path(f"{path}-wal").exists():
-        version, application = _pragmas(path)  # the log may hold a newer header
-    else:
-        version = int.from_bytes(head[60:64], "big", signed=True)
-        application = int.from_bytes(head[68:72], "big", signed=True)
+    version = int.from_bytes(head[60:64], "big", signed=True)
+    application = int.from_bytes(head[68:72], "big", signed=True)
+    logged = Path(f"{path}-wal").exists()
+    if logged or (version, application) == (0, 0):
+        version, application, tables = _pragmas(path, logged=logged)
+        if (version, application, tables) == (0, 0, 0):
+            return "empty"
     if application == APPLICATION_ID and version == SCHEMA_VERSION:
         return "harness"
     if application == APPLICATION_ID:
@@ -85,23 +96,27 @@ def find_layout(path: Path) -> Found:
             f"a SQLite database with user_version {SCHEMA_VERSION} but application id "
             f"{application:#x}, not the harness's {APPLICATION_ID:#x}",
         )
-    return "empty" if version == 0 else "dsh"
+    return "dsh"
 
 
-def _pragmas(path: Path) -> tuple[int, int]:
-    """``user_version`` and ``application_id`` as SQLite sees them through the log."""
+def _pragmas(path: Path, *, logged: bool) -> tuple[int, int, int]:
+    """``user_version``, ``application_id`` and the number of schema objects, as SQLite
+    sees them: through the write-ahead log when one is beside the file, else through
+    an ``immutable`` connection, which creates no companion files."""
+    uri = f"{path.absolute().as_uri()}?mode=ro" + ("" if logged else "&immutable=1")
     try:
-        db = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+        db = sqlite3.connect(uri, uri=True)
     except sqlite3.Error as error:
         raise StoreNotFoundError(str(path), f"cannot open the database ({error})") from None
     try:
         version: int = db.execute("PRAGMA user_version").fetchone()[0]
         application: int = db.execute("PRAGMA application_id").fetchone()[0]
+        objects: int = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
     except sqlite3.DatabaseError as error:
         raise StoreNotFoundError(str(path), f"not a readable database ({error})") from None
     finally:
         db.close()
-    return version, application
+    return version, application, objects
 
 
 class SqliteLayout(ABC):

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from dsh_session.errors import SessionError, StoreError
 from dsh_session.harness_format import (
@@ -38,10 +39,11 @@ from dsh_session.harness_format import (
     read_headers,
     read_stored_session,
 )
+from dsh_session.harness_format.sqlite_db import initialize_database
 from dsh_session.header import SessionHeader, SessionId
 from dsh_session.parse import collector_paused, parse_events
 from dsh_session.stores._codec import dump_event, dump_header
-from dsh_session.stores._sqlite_layouts import SqliteLayout
+from dsh_session.stores._sqlite_layouts import LayoutChanged, SqliteLayout
 from dsh_session.stores.base import Batch, SessionNotFoundError, StoreMode, StoreStats
 from dsh_session.stores.harness_jsonl import dsh_header
 from dsh_session.stores.ownership import SessionLocks
@@ -51,15 +53,24 @@ logger = logging.getLogger(__name__)
 
 
 class HarnessLayout(SqliteLayout):
-    """Sessions in a schema-17 database of the TypeScript harness. ``mode="create"``
-    creates a new schema-17 file (mode 0600) when none exists (raising
-    :class:`FileExistsError` if another process created it first); every mode then
-    checks, through a read-only connection, that the file holds exactly schema 17
-    (else :class:`~dsh_session.harness_format.HarnessSchemaError`) before anything is
-    created beside it."""
+    """Sessions in a schema-17 database of the TypeScript harness. With
+    ``create="file"`` the file is created (mode 0600, its folder too); with
+    ``create="tables"`` an existing file holding no table (an empty file) is made
+    mode 0600 and given the schema. Either raises :class:`FileExistsError` if another
+    process created the file or its tables first. Every mode then checks,
+    through a read-only connection, that the file holds exactly schema 17 (else
+    :class:`~dsh_session.harness_format.HarnessSchemaError`) before anything is created
+    beside it."""
 
     def __init__(
-        self, path: Path, *, mode: StoreMode, busy_timeout: float, name: str, stats: StoreStats
+        self,
+        path: Path,
+        *,
+        mode: StoreMode,
+        busy_timeout: float,
+        name: str,
+        stats: StoreStats,
+        create: Literal["file", "tables"] | None = None,
     ) -> None:
         self.path = path
         self.read_only = mode == "read"
@@ -68,15 +79,25 @@ class HarnessLayout(SqliteLayout):
         self._busy_timeout = busy_timeout
         self._locks = SessionLocks(self.lock_path_of, name)
         self._db: sqlite3.Connection | None = None
-        if mode == "create" and not self.path.exists():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            create_database(self.path).close()
+        if create is not None:
+            self._create(create)
         self._check(self._reader())
         if not self.read_only:
             self._db = self._connect("rw")
 
     def __repr__(self) -> str:
         return self._name
+
+    def _create(self, what: Literal["file", "tables"]) -> None:
+        try:
+            if what == "file":
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                create_database(self.path).close()
+            else:
+                os.chmod(self.path, 0o600)
+                initialize_database(self.path).close()
+        except sqlite3.OperationalError as error:  # busy: another process is creating it
+            raise LayoutChanged(f"{self}: cannot create the schema yet: {error}") from error
 
     def lock_path_of(self, session_id: SessionId) -> Path:
         """The lock file a writer of the session holds."""

@@ -36,8 +36,8 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-import time
 from pathlib import Path
+from typing import Literal
 
 from dsh_session.errors import SessionCorruptError, StoreError
 from dsh_session.events import LogEvent
@@ -46,7 +46,13 @@ from dsh_session.header import SessionHeader, SessionId, parse_header
 from dsh_session.parse import parse_events
 from dsh_session.stores._codec import dump_event, dump_header, listed_headers
 from dsh_session.stores._regular_file import NotARegularFileError, open_regular
-from dsh_session.stores._sqlite_layouts import SQLITE_MAGIC, SqliteLayout, find_layout
+from dsh_session.stores._sqlite_layouts import (
+    SQLITE_MAGIC,
+    Found,
+    LayoutChanged,
+    SqliteLayout,
+    find_layout,
+)
 from dsh_session.stores.base import (
     INLINE_BATCH_LIMIT,
     Batch,
@@ -85,13 +91,11 @@ CREATE TABLE IF NOT EXISTS dsh_events (
 
 _URI_MODES: dict[StoreMode, str] = {"create": "rwc", "open": "rw", "read": "ro"}
 
-_CREATION_POLL = 0.01
-"""Seconds between looks at a file another process is creating."""
+_OPEN_ATTEMPTS = 5
+"""Looks at a file that other processes are creating before giving up."""
 
-
-class LayoutChanged(StoreError):
-    """The database was given a layout by another process while this one opened it;
-    the store looks at the file again."""
+_CREATE: dict[Found, Literal["file", "tables"]] = {"missing": "file", "empty": "tables"}
+"""What a new store creates in schema 17: the file, or the tables of an empty one."""
 
 
 class SqliteSessionStore(SessionStore):
@@ -129,25 +133,30 @@ class SqliteSessionStore(SessionStore):
         schema 17 (``create``) or refused. If another process creates the file between
         the look and the creation, look again."""
         name = repr(self)
-        waiting_until: float | None = None
-        """Set once another process was found creating the file: until when to wait
-        for it to finish (an empty file then is its creation in progress)."""
-        while True:
+        for _ in range(_OPEN_ATTEMPTS):
             found = find_layout(self.path)
             if found == "missing" and mode != "create":
                 raise StoreNotFoundError(str(self.path), "no such file")
-            if found == "empty" and waiting_until is not None and time.monotonic() < waiting_until:
-                time.sleep(_CREATION_POLL)
-                continue
-            layout = HarnessLayout if found in ("missing", "harness") else DshLayout
             try:
-                return layout(
-                    self.path, mode=mode, busy_timeout=busy_timeout, name=name, stats=self.stats
+                if found == "dsh" or (found == "empty" and mode != "create"):
+                    return DshLayout(
+                        self.path,
+                        mode=mode,
+                        busy_timeout=busy_timeout,
+                        name=name,
+                        stats=self.stats,
+                    )
+                return HarnessLayout(
+                    self.path,
+                    mode=mode,
+                    busy_timeout=busy_timeout,
+                    name=name,
+                    stats=self.stats,
+                    create=_CREATE.get(found),
                 )
             except (FileExistsError, LayoutChanged):
-                if waiting_until is None:
-                    waiting_until = time.monotonic() + busy_timeout
-                # another process created the file between the look and now: look again
+                continue  # another process created the file or its tables: look again
+        raise StoreError(f"{self}: the file kept changing while it was opened")
 
     def __repr__(self) -> str:
         return f"SqliteSessionStore({str(self.path)!r})"
@@ -274,12 +283,8 @@ class DshLayout(SqliteLayout):
             }
         except sqlite3.DatabaseError as error:
             raise StoreNotFoundError(str(self.path), f"not a readable database ({error})") from None
-        if version == HARNESS_SCHEMA_VERSION:
-            raise StoreNotFoundError(
-                str(self.path),
-                "a database of the TypeScript harness (schema 17) where dsh's layout 1 "
-                "was found a moment before",
-            )
+        if version == HARNESS_SCHEMA_VERSION:  # created by another process meanwhile
+            raise LayoutChanged(f"{self}: the database was given schema 17 meanwhile")
         if creating and version == 0:
             return
         if version < 1 or tables != {"dsh_sessions", "dsh_events"}:
