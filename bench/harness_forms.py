@@ -33,12 +33,12 @@ from dsh_llm import (
 )
 from dsh_session._session import Session
 from dsh_session.stores import (
-    HarnessSqliteSessionStore,
     JsonlSessionStore,
     SessionStore,
     SqliteSessionStore,
 )
 from dsh_session.stores._codec import dump_event
+from dsh_session.stores._sqlite import create_layout_one
 
 SUITE = "harness_forms"
 MODEL = {"provider": "bench", "model": "scripted"}
@@ -138,10 +138,9 @@ def _read_cases(options: Options, directory: Path) -> list[Case]:
             "schema 17 (new default)": directory / "harness.db",
             "dsh layout 1 (dsh until now)": directory / "dsh.db",
         }
-        for path, store_class in zip(
-            sqlite.values(), (HarnessSqliteSessionStore, SqliteSessionStore), strict=True
-        ):
-            store = store_class(path)
+        create_layout_one(sqlite["dsh layout 1 (dsh until now)"])
+        for path in sqlite.values():
+            store = SqliteSessionStore(path)  # a new file: schema 17; else its layout
             store.attach(session)
             runner.run(store.close())
         n = session.seq
@@ -164,7 +163,7 @@ def _read_cases(options: Options, directory: Path) -> list[Case]:
         sqlite_values = compare(
             {
                 "schema 17 (new default)": read_with(
-                    HarnessSqliteSessionStore(sqlite["schema 17 (new default)"], mode="read")
+                    SqliteSessionStore(sqlite["schema 17 (new default)"], mode="read")
                 ),
                 "dsh layout 1 (dsh until now)": read_with(
                     SqliteSessionStore(sqlite["dsh layout 1 (dsh until now)"], mode="read")
@@ -223,7 +222,8 @@ async def _flush_cases(options: Options, directory: Path) -> list[Case]:
             f"JSONL {name}": JsonlSessionStore(folder / f"jsonl-{i}", **form)
             for i, (name, form) in enumerate(JSONL_FORMS.items())
         }
-        stores["SQLite schema 17"] = HarnessSqliteSessionStore(folder / "harness.db")
+        stores["SQLite schema 17"] = SqliteSessionStore(folder / "harness.db")
+        create_layout_one(folder / "dsh.db")
         stores["SQLite dsh layout 1"] = SqliteSessionStore(folder / "dsh.db")
         subjects = {name: await _dsh_flush(store, size) for name, store in stores.items()}
         values = await _time_flushes(subjects, batches=100 if options.quick else 400)

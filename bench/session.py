@@ -54,6 +54,7 @@ from dsh_session._header import SessionId
 from dsh_session._session import Session
 from dsh_session.events import SessionEvent
 from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
+from dsh_session.stores._sqlite import create_layout_one
 
 SUITE = "session"
 MODEL = {"provider": "bench", "model": "scripted"}
@@ -379,7 +380,9 @@ async def _flush_cases(options: Options, directory: Path) -> list[Case]:
             "floor, serializing too": _sqlite_floor(folder / "fs.db", size, serialize=True),
             "openai-agents SQLiteSession": _agents_flush(folder / "agents.db", size),
         }
-        store: SessionStore = SqliteSessionStore(folder / "dsh.db")
+        # dsh's layout 1: JSON text rows, as the floors write them (schema 17:
+        # harness_forms.py)
+        store: SessionStore = SqliteSessionStore(create_layout_one(folder / "dsh.db"))
         cases.append(
             await _flush_case(size, "SQLite WAL synchronous=FULL", store, sqlite_peers, options)
         )
@@ -406,6 +409,7 @@ def _load_cases_in(runner: asyncio.Runner, options: Options, directory: Path) ->
     session = _session_with(events, "long")
     sqlite_path, jsonl_dir = directory / "load.db", directory / "load-jsonl"
     plain = JsonlSessionStore(jsonl_dir, compression="none", pack_chunks=False)  # as the floor
+    create_layout_one(sqlite_path)  # JSON text rows, as the floor reads them
     for store in (SqliteSessionStore(sqlite_path), plain):
         store.attach(session)
         runner.run(store.close())

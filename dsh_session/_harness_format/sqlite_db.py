@@ -195,20 +195,37 @@ def create_database(path: Path) -> sqlite3.Connection:
     file), in WAL mode with ``synchronous = FULL`` as the harness opens it. The caller
     owns the returned connection."""
     os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    return initialize_database(path)
+
+
+def initialize_database(path: Path) -> sqlite3.Connection:
+    """Give an existing database file that holds no table (an empty file, say) the
+    schema-17 tables, as :func:`create_database` does for a new one. Raises
+    :class:`FileExistsError` when, by the time this connection holds the write lock,
+    the database has tables (another connection created them first)."""
     connection = sqlite3.connect(path, isolation_level=None)
-    connection.execute("PRAGMA foreign_keys = ON")
-    connection.execute("PRAGMA journal_mode = WAL")
-    connection.execute("PRAGMA synchronous = FULL")
-    connection.execute("BEGIN IMMEDIATE")
-    for statement in SCHEMA_SQL.split(";"):
-        if statement.strip():
-            connection.execute(statement)
-    connection.execute(
-        "INSERT INTO persistence_state (singleton, store_id) VALUES (1, ?)", (str(uuid.uuid4()),)
-    )
-    connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-    connection.execute("COMMIT")
+    try:
+        connection.execute("PRAGMA foreign_keys = ON")
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = FULL")
+        connection.execute("BEGIN IMMEDIATE")
+        if connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise FileExistsError(f"{path} was given tables by another connection meanwhile")
+        for statement in SCHEMA_SQL.split(";"):
+            if statement.strip():
+                connection.execute(statement)
+        connection.execute(
+            "INSERT INTO persistence_state (singleton, store_id) VALUES (1, ?)",
+            (str(uuid.uuid4()),),
+        )
+        connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        connection.close()
+        raise
     return connection
 
 

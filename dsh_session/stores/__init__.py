@@ -1,8 +1,9 @@
 """Persistence backends for sessions: write-behind, flushed at checkpoints.
 
-``SqliteSessionStore`` (the embedded default), ``JsonlSessionStore`` (one
-``<session-id>.jsonl`` file per session, the TypeScript harness's format),
-``HarnessSqliteSessionStore`` (the TypeScript harness's schema-17 database),
+One class per backend: ``SqliteSessionStore`` (the embedded default: one database
+file, created in the TypeScript harness's schema 17; databases in dsh's earlier
+layout 1 are read and appended to as well), ``JsonlSessionStore`` (a store root in the
+harness's folder layout; earlier dsh's flat ``<session-id>.jsonl`` files too),
 ``MemorySessionStore`` (tests), ``PostgresSessionStore`` (many processes and machines
 on one database; imported on first use, it needs the ``postgres`` extra), and
 ``open_store(url)`` to pick one from configuration.
@@ -18,7 +19,6 @@ from dsh_session.stores._base import (
     StoreNotFoundError,
     StoreStats,
 )
-from dsh_session.stores._harness_sqlite import HarnessSqliteSessionStore
 from dsh_session.stores._jsonl import JsonlSessionStore
 from dsh_session.stores._memory import MemorySessionStore
 from dsh_session.stores._recovery import LoadReport, TornTail
@@ -40,7 +40,6 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
-    "HarnessSqliteSessionStore",
     "JsonlSessionStore",
     "LoadReport",
     "MemorySessionStore",

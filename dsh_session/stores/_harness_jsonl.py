@@ -108,14 +108,15 @@ def read_harness_header(root: Path, folder: SessionFolder) -> SessionHeader:
             f"{expected}",
             field="id",
         )
-    return _dsh_header(line)
+    return dsh_header(line)
 
 
-def _dsh_header(line: Json) -> SessionHeader:
-    """The dsh header of a header line. The line always carries ``delegationDepth``;
-    0 stands for a top-level session, which the harness's own sessions hold without
-    the field (its SQLite store keeps NULL), so it is dropped: a header written by dsh
-    reads back equal, and writing it again gives the same line."""
+def dsh_header(line: Json) -> SessionHeader:
+    """The dsh header of a header line (or of a schema-17 ``sessions`` row). The line
+    always carries ``delegationDepth``; 0 stands for a top-level session, which the
+    harness's own sessions hold without the field (its SQLite store keeps NULL), so it
+    is dropped: a header written by dsh reads back equal, and writing it again gives
+    the same line."""
     if line.get("delegationDepth") == 0:
         line = {key: value for key, value in line.items() if key != "delegationDepth"}
     return parse_header(line)
@@ -143,7 +144,7 @@ def read_decoded(
     # plain log read about 1.5x slower with it running).
     with collector_paused():
         log = read_session(root, folder, data)
-    header = _dsh_header(log.header)
+    header = dsh_header(log.header)
     events = parse_events(log.events)
     torn: TornTail | None = None
     torn_bytes = b""
@@ -194,7 +195,7 @@ def read_current(
         pack_chunks=True if folder.compressed else packs,
         valid_end=len(data),
     )
-    return StoredLog(_dsh_header(line), events), artifact
+    return StoredLog(dsh_header(line), events), artifact
 
 
 def _chunk_records(data: bytes, events: list[LogEvent]) -> list[Any]:

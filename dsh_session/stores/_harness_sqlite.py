@@ -1,9 +1,10 @@
-"""The TypeScript harness's SQLite database (schema 17) as a dsh session store.
+"""The TypeScript harness's SQLite database (schema 17) behind :class:`SqliteSessionStore`.
 
 The tables, row codec and checks are :mod:`dsh_session._harness_format.sqlite_db`; this
-store puts them behind :class:`SessionStore`, so listing, reading, loading and appending
-work on a database the harness wrote, and the harness can resume what dsh appended
-(packed rows within SQLite's bounds, zstd ``data`` BLOBs, varint seq lists).
+layout puts them behind the store (``_sqlite_layouts.py``), so listing, reading, loading
+and appending work on a database the harness wrote, and the harness can resume what dsh
+appended (packed rows within SQLite's bounds, zstd ``data`` BLOBs, varint seq lists).
+It is also the layout of every new database the store creates (mode 0600).
 
 Ownership: a writer holds ``<database>.<session-id>.lock`` from attach or load until
 detach or close, as with dsh's own database. The harness's schema has no room for dsh's
@@ -23,11 +24,9 @@ import logging
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from dsh_session._harness_format import (
-    APPLICATION_ID,
-    SCHEMA_VERSION,
     HarnessCorruptError,
     StoredSession,
     append_batch,
@@ -39,78 +38,66 @@ from dsh_session._harness_format import (
     read_headers,
     read_stored_session,
 )
-from dsh_session._header import SessionHeader, SessionId, parse_header
+from dsh_session._harness_format.sqlite_db import initialize_database
+from dsh_session._header import SessionHeader, SessionId
 from dsh_session._parse import collector_paused, parse_events
 from dsh_session.errors import SessionError, StoreError
-from dsh_session.stores._base import (
-    INLINE_BATCH_LIMIT,
-    Batch,
-    SessionNotFoundError,
-    SessionStore,
-    StoreMode,
-    StoreNotFoundError,
-)
+from dsh_session.stores._base import Batch, SessionNotFoundError, StoreMode, StoreStats
 from dsh_session.stores._codec import dump_event, dump_header
+from dsh_session.stores._harness_jsonl import dsh_header
 from dsh_session.stores._ownership import SessionLocks
 from dsh_session.stores._recovery import StoredLog
-from dsh_session.stores._regular_file import NotARegularFileError, open_regular
+from dsh_session.stores._sqlite_layouts import LayoutChanged, SqliteLayout
 
 logger = logging.getLogger(__name__)
 
-_SQLITE_HEADER = 100
-"""Length of a SQLite file's header, which holds ``user_version`` and ``application_id``."""
 
-
-def is_harness_database(path: Path) -> bool:
-    """Whether ``path`` is an existing SQLite file whose header carries the harness's
-    schema version and application id. Reads the file's first bytes only (no SQLite
-    connection, so nothing is created next to it)."""
-    try:
-        with open_regular(path) as file:
-            head = file.read(_SQLITE_HEADER)
-    except (OSError, NotARegularFileError):
-        return False
-    return (
-        len(head) == _SQLITE_HEADER
-        and head.startswith(b"SQLite format 3\x00")
-        and int.from_bytes(head[60:64], "big") == SCHEMA_VERSION
-        and int.from_bytes(head[68:72], "big") == APPLICATION_ID
-    )
-
-
-class HarnessSqliteSessionStore(SessionStore):
-    """Sessions in a schema-17 database of the TypeScript harness. ``mode="create"``
-    creates a new schema-17 file (mode 0600) when none exists; ``"open"`` and
-    ``"read"`` require one (else :class:`StoreNotFoundError`, nothing created)."""
+class HarnessLayout(SqliteLayout):
+    """Sessions in a schema-17 database of the TypeScript harness. With
+    ``create="file"`` the file is created (mode 0600, its folder too); with
+    ``create="tables"`` an existing file holding no table (an empty file) is made
+    mode 0600 and given the schema. Either raises :class:`FileExistsError` if another
+    process created the file or its tables first. Every mode then checks,
+    through a read-only connection, that the file holds exactly schema 17 (else
+    :class:`~dsh_session._harness_format.HarnessSchemaError`) before anything is created
+    beside it."""
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        path: Path,
         *,
-        mode: StoreMode = "create",
-        busy_timeout: float = 5.0,
-        inline_batch_limit: int = INLINE_BATCH_LIMIT,
+        mode: StoreMode,
+        busy_timeout: float,
+        name: str,
+        stats: StoreStats,
+        create: Literal["file", "tables"] | None = None,
     ) -> None:
-        super().__init__(inline_batch_limit=inline_batch_limit)
-        self.path = Path(path)
-        """The database file."""
+        self.path = path
         self.read_only = mode == "read"
+        self.stats = stats
+        self._name = name
         self._busy_timeout = busy_timeout
-        self._locks = SessionLocks(self.lock_path_of, repr(self))
+        self._locks = SessionLocks(self.lock_path_of, name)
         self._db: sqlite3.Connection | None = None
-        if mode == "create" and not self.path.exists():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            create_database(self.path).close()
+        if create is not None:
+            self._create(create)
+        self._check(self._reader())
+        if not self.read_only:
             self._db = self._connect("rw")
-        elif not is_harness_database(self.path):
-            problem = "no such file" if not self.path.exists() else "not a schema-17 database"
-            raise StoreNotFoundError(str(self.path), problem)
-        elif not self.read_only:
-            self._db = self._connect("rw")
-        self._check(self._db or self._reader())
 
     def __repr__(self) -> str:
-        return f"HarnessSqliteSessionStore({str(self.path)!r})"
+        return self._name
+
+    def _create(self, what: Literal["file", "tables"]) -> None:
+        try:
+            if what == "file":
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                create_database(self.path).close()
+            else:
+                os.chmod(self.path, 0o600)
+                initialize_database(self.path).close()
+        except sqlite3.OperationalError as error:  # busy: another process is creating it
+            raise LayoutChanged(f"{self}: cannot create the schema yet: {error}") from error
 
     def lock_path_of(self, session_id: SessionId) -> Path:
         """The lock file a writer of the session holds."""
@@ -155,15 +142,15 @@ class HarnessSqliteSessionStore(SessionStore):
 
     # --- ownership --------------------------------------------------------------------
 
-    def _claim(self, session_id: SessionId, *, stored: bool) -> None:
+    def claim(self, session_id: SessionId, *, stored: bool) -> None:
         self._locks.acquire(session_id)
 
-    def _disclaim(self, session_id: SessionId) -> None:
+    def disclaim(self, session_id: SessionId) -> None:
         self._locks.release(session_id)
 
     # --- writing ----------------------------------------------------------------------
 
-    def _write_batch(self, batch: Batch) -> None:
+    def write_batch(self, batch: Batch) -> None:
         """One transaction; it refuses a batch that does not start where the stored log
         ends, which fences off a writer that appended behind this store's back."""
         assert self._db is not None, "a read-only store never writes"
@@ -176,16 +163,16 @@ class HarnessSqliteSessionStore(SessionStore):
             append_batch(self._db, header, events, create=True)
         self.stats.fsyncs += 1
 
-    def _delete_log(self, session_id: SessionId) -> None:
+    def delete_log(self, session_id: SessionId) -> None:
         """The session's row and its event rows, in one transaction."""
         assert self._db is not None, "a read-only store never writes"
         if not delete_session(self._db, session_id):
-            raise SessionNotFoundError(session_id, repr(self))
+            raise SessionNotFoundError(session_id, self._name)
         self.stats.fsyncs += 1
 
     # --- reading ----------------------------------------------------------------------
 
-    def _read_log(self, session_id: SessionId) -> StoredLog:
+    def read_log(self, session_id: SessionId) -> StoredLog:
         # Rows decode to a few acyclic dicts per event, all alive until validated: left
         # on, the collector would walk the growing heap again and again (a third of a
         # 100k-event read).
@@ -193,7 +180,7 @@ class HarnessSqliteSessionStore(SessionStore):
             stored = self._read_stored(session_id)
             events = migrate_legacy_events(stored.events, session_id)
             check_vocabulary(events, session_id)
-            return StoredLog(parse_header(stored.header), parse_events(events))
+            return StoredLog(dsh_header(stored.header), parse_events(events))
 
     def _read_stored(self, session_id: SessionId) -> StoredSession:
         db = self._reader()
@@ -207,7 +194,7 @@ class HarnessSqliteSessionStore(SessionStore):
             if db is not self._db:
                 db.close()
         if stored is None:
-            raise SessionNotFoundError(session_id, repr(self))
+            raise SessionNotFoundError(session_id, self._name)
         if stored.torn_from is not None:
             raise HarnessCorruptError(
                 f"{self}: the rows of session {session_id!r} from seq {stored.torn_from} "
@@ -216,7 +203,7 @@ class HarnessSqliteSessionStore(SessionStore):
             )
         return stored
 
-    def _read_headers(self) -> list[SessionHeader]:
+    def read_headers(self) -> list[SessionHeader]:
         db = self._reader()
         try:
             stored = read_headers(db)
@@ -226,12 +213,12 @@ class HarnessSqliteSessionStore(SessionStore):
         headers = []
         for header in stored:
             try:
-                headers.append(parse_header(header))
+                headers.append(dsh_header(header))
             except SessionError as error:  # e.g. an id dsh cannot use as a file name
                 logger.warning("%s: session %r not listed: %s", self, header.get("id"), error)
         return headers
 
-    def _release(self) -> None:
+    def release(self) -> None:
         if self._db is not None:
             self._db.close()
         self._locks.release_all()

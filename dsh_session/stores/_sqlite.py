@@ -1,24 +1,34 @@
 """SQLite store: the embedded default. One database file holds every session.
 
+:class:`SqliteSessionStore` is the one SQLite store class. It opens whichever of two
+table layouts the file holds (``_sqlite_layouts.py`` tells them apart by the file's
+header, creating nothing) and hands its reads and writes to a private object for that
+layout: the TypeScript harness's schema 17 (``harness_sqlite.py``), which is also what
+a new file is created in (mode 0600), or dsh's own layout 1 (this module), which
+earlier dsh created and which keeps loading and taking appends in its own form.
+``open_store("sqlite:///...")`` builds this same class, so the two agree in every mode.
+
 The database runs in WAL mode with ``synchronous=FULL``, so a committed transaction
 survives a power cut, and each batch is one ``BEGIN IMMEDIATE`` transaction: after a
 crash a batch is either all there or not at all. That is why, unlike JSONL, a gap or
 an unreadable row is corruption here, never a torn tail.
 
-Layout (``PRAGMA user_version`` = 1): ``dsh_sessions(id, created_at, header)`` with the
+Layout 1 (``PRAGMA user_version`` = 1): ``dsh_sessions(id, created_at, header)`` with the
 header's wire JSON, and ``dsh_events(session_id, seq, event)`` with each event's wire
 JSON, keyed by ``(session_id, seq)``. Other tables in the same file are left alone.
 
 One writer per session, twice over: a store holds the lock file
 ``<database>.<session-id>.lock`` from attach or load until detach or close, so a second
-writer is refused while the first lives (``ownership.py``); and it claims a writer
-epoch in ``dsh_session_writers`` (created by the first claim), which every batch
-re-checks inside its own transaction (``writer_epochs.py``). Readers take neither.
+writer is refused while the first lives (``ownership.py``); and layout 1 claims a
+writer epoch in ``dsh_session_writers`` (created by the first claim), which every batch
+re-checks inside its own transaction (``writer_epochs.py``; schema 17 fences by
+sequence instead). Readers take neither.
 
-Only ``mode="create"`` creates the file, its folder and the tables. ``"open"`` and
-``"read"`` first check that the file is a SQLite database holding this layout and
-refuse anything else before changing a byte (no WAL switch, no tables); ``"read"``
-connects with ``mode=ro``, so SQLite itself refuses every write.
+Only ``mode="create"`` creates the file, its folder and the tables (and adds layout 1's
+tables to an existing database that has none of either layout). ``"open"`` and
+``"read"`` first check that the file is a SQLite database holding one of the layouts
+and refuse anything else before changing a byte (no WAL switch, no tables); ``"read"``
+connects read-only, so SQLite itself refuses every write.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import logging
 import os
 import sqlite3
 from pathlib import Path
+from typing import Literal
 
 from dsh_session._harness_format import SCHEMA_VERSION as HARNESS_SCHEMA_VERSION
 from dsh_session._header import SessionHeader, SessionId, parse_header
@@ -40,11 +51,20 @@ from dsh_session.stores._base import (
     SessionStore,
     StoreMode,
     StoreNotFoundError,
+    StoreStats,
 )
 from dsh_session.stores._codec import dump_event, dump_header, listed_headers
+from dsh_session.stores._harness_sqlite import HarnessLayout
 from dsh_session.stores._ownership import SessionLocks, this_writer
 from dsh_session.stores._recovery import StoredLog
 from dsh_session.stores._regular_file import NotARegularFileError, open_regular
+from dsh_session.stores._sqlite_layouts import (
+    SQLITE_MAGIC,
+    Found,
+    LayoutChanged,
+    SqliteLayout,
+    find_layout,
+)
 from dsh_session.stores._writer_epochs import WriterEpochs
 
 logger = logging.getLogger(__name__)
@@ -69,17 +89,26 @@ CREATE TABLE IF NOT EXISTS dsh_events (
 """
 
 
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-"""The first bytes of every SQLite database file."""
-
 _URI_MODES: dict[StoreMode, str] = {"create": "rwc", "open": "rw", "read": "ro"}
+
+_OPEN_ATTEMPTS = 5
+"""Looks at a file that other processes are creating before giving up."""
+
+_CREATE: dict[Found, Literal["file", "tables"]] = {"missing": "file", "empty": "tables"}
+"""What a new store creates in schema 17: the file, or the tables of an empty one."""
 
 
 class SqliteSessionStore(SessionStore):
-    """Sessions in one SQLite database file. With ``mode="create"`` (the default) the
-    file, its folder and the tables are created if missing; with ``"open"`` or
-    ``"read"`` the file must already be a dsh database (else
-    :class:`StoreNotFoundError`, the file untouched), and ``"read"`` opens it read-only.
+    """Sessions in one SQLite database file, in the TypeScript harness's schema 17 or
+    in dsh's earlier layout 1, whichever the file holds.
+
+    With ``mode="create"`` (the default) a missing file (and its folder) is created in
+    schema 17 with mode 0600, as the harness requires, so the harness can open it too;
+    an existing file keeps its layout. With ``"open"`` or ``"read"`` the file must
+    already hold one of the two layouts, and ``"read"`` opens it read-only. A file
+    that is neither (not a SQLite database, another schema version, a folder) is
+    refused in every mode with :class:`StoreNotFoundError` naming the path and what
+    it holds, and nothing is created or changed.
 
     ``busy_timeout`` is how long a write waits for another connection's lock before
     it fails (and stays queued).
@@ -97,12 +126,109 @@ class SqliteSessionStore(SessionStore):
         self.path = Path(path)
         """The database file."""
         self.read_only = mode == "read"
-        if mode == "create":
+        self._layout = self._open_layout(mode, busy_timeout)
+
+    def _open_layout(self, mode: StoreMode, busy_timeout: float) -> SqliteLayout:
+        """The layout object for what the file holds; a missing file is created in
+        schema 17 (``create``) or refused. If another process creates the file between
+        the look and the creation, look again."""
+        name = repr(self)
+        for _ in range(_OPEN_ATTEMPTS):
+            found = find_layout(self.path)
+            if found == "missing" and mode != "create":
+                raise StoreNotFoundError(str(self.path), "no such file")
+            try:
+                if found == "dsh" or (found == "empty" and mode != "create"):
+                    return DshLayout(
+                        self.path,
+                        mode=mode,
+                        busy_timeout=busy_timeout,
+                        name=name,
+                        stats=self.stats,
+                    )
+                return HarnessLayout(
+                    self.path,
+                    mode=mode,
+                    busy_timeout=busy_timeout,
+                    name=name,
+                    stats=self.stats,
+                    create=_CREATE.get(found),
+                )
+            except (FileExistsError, LayoutChanged):
+                continue  # another process created the file or its tables: look again
+        raise StoreError(f"{self}: the file kept changing while it was opened")
+
+    def __repr__(self) -> str:
+        return f"SqliteSessionStore({str(self.path)!r})"
+
+    def lock_path_of(self, session_id: SessionId) -> Path:
+        """The lock file a writer of the session holds (it exists only while held, or
+        after a writer crashed)."""
+        return self._layout.lock_path_of(session_id)
+
+    # --- the backend primitives, done by the file's layout ----------------------------
+
+    def _claim(self, session_id: SessionId, *, stored: bool) -> None:
+        self._layout.claim(session_id, stored=stored)
+
+    def _disclaim(self, session_id: SessionId) -> None:
+        self._layout.disclaim(session_id)
+
+    def _write_batch(self, batch: Batch) -> None:
+        self._layout.write_batch(batch)
+
+    def _delete_log(self, session_id: SessionId) -> None:
+        self._layout.delete_log(session_id)
+
+    def _read_log(self, session_id: SessionId) -> StoredLog:
+        return self._layout.read_log(session_id)
+
+    def _read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]:
+        return self._layout.read_events(session_id, from_seq)
+
+    def _read_headers(self) -> list[SessionHeader]:
+        return self._layout.read_headers()
+
+    def _release(self) -> None:
+        self._layout.release()
+
+
+def create_layout_one(path: str | os.PathLike[str]) -> Path:
+    """Create an empty database of dsh's layout 1 at ``path`` (which must not exist;
+    its folder is created) and return its path: exactly what ``SqliteSessionStore(path)``
+    created before new files took the harness's schema. Not exported: for tests and
+    benchmarks of the files earlier dsh wrote."""
+    file = Path(path)
+    if file.exists():
+        raise FileExistsError(f"{file} exists; layout 1 is created only as a new file")
+    layout = DshLayout(
+        file, mode="create", busy_timeout=5.0, name=f"layout-1 {file}", stats=StoreStats()
+    )
+    layout.release()
+    return file
+
+
+class DshLayout(SqliteLayout):
+    """dsh's own layout 1. ``mode="create"`` creates the file when missing (only
+    :func:`create_layout_one` asks for that: the store creates new files in schema 17)
+    and the tables when the database has none; ``"open"`` and ``"read"`` require a dsh
+    database (else :class:`StoreNotFoundError`, the file untouched)."""
+
+    def __init__(
+        self, path: Path, *, mode: StoreMode, busy_timeout: float, name: str, stats: StoreStats
+    ) -> None:
+        self.path = path
+        self.read_only = mode == "read"
+        self.stats = stats
+        self._name = name
+        creating = mode == "create"
+        if creating:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         else:
             _require_sqlite_file(self.path)
-            self._peek_layout()
-        self._locks = SessionLocks(self.lock_path_of, repr(self))
+        if self.path.exists():
+            self._peek_layout(creating=creating)
+        self._locks = SessionLocks(self.lock_path_of, name)
         self._epochs: dict[SessionId, int] = {}
         """The writer epoch this store claimed, per session it owns and has written."""
         uri = f"{self.path.absolute().as_uri()}?mode={_URI_MODES[mode]}"
@@ -113,8 +239,7 @@ class SqliteSessionStore(SessionStore):
         except sqlite3.Error as error:
             raise StoreError(f"{self}: cannot open the database: {error}") from error
         try:
-            if mode != "create":
-                self._require_layout(self._db)
+            self._require_layout(self._db, creating=creating)
             if not self.read_only:
                 self._prepare()
         except sqlite3.Error as error:
@@ -125,9 +250,9 @@ class SqliteSessionStore(SessionStore):
             raise
 
     def __repr__(self) -> str:
-        return f"SqliteSessionStore({str(self.path)!r})"
+        return self._name
 
-    def _peek_layout(self) -> None:
+    def _peek_layout(self, *, creating: bool) -> None:
         """Check the layout before a normal connection could add companion files: when
         no write-ahead log exists, the file alone is the whole database, and an
         ``immutable`` connection reads it without creating ``-wal``/``-shm`` files (so
@@ -140,12 +265,13 @@ class SqliteSessionStore(SessionStore):
         except sqlite3.Error as error:
             raise StoreError(f"{self}: cannot open the database: {error}") from error
         try:
-            self._require_layout(peek)
+            self._require_layout(peek, creating=creating)
         finally:
             peek.close()
 
-    def _require_layout(self, db: sqlite3.Connection) -> None:
-        """Refuse, by reading only, a database that does not hold dsh's tables."""
+    def _require_layout(self, db: sqlite3.Connection, *, creating: bool) -> None:
+        """Refuse, by reading only, a database that does not hold dsh's tables (when
+        ``creating``, a database with no layout yet is accepted: the tables are added)."""
         try:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             tables = {
@@ -157,15 +283,15 @@ class SqliteSessionStore(SessionStore):
             }
         except sqlite3.DatabaseError as error:
             raise StoreNotFoundError(str(self.path), f"not a readable database ({error})") from None
-        if version == HARNESS_SCHEMA_VERSION:
-            raise StoreNotFoundError(
-                str(self.path),
-                "a database of the TypeScript harness (schema 17); open it with "
-                "open_store('sqlite:///...') or HarnessSqliteSessionStore",
-            )
+        if version == HARNESS_SCHEMA_VERSION:  # created by another process meanwhile
+            raise LayoutChanged(f"{self}: the database was given schema 17 meanwhile")
+        if creating and version == 0:
+            return
         if version < 1 or tables != {"dsh_sessions", "dsh_events"}:
             raise StoreNotFoundError(
-                str(self.path), "a SQLite database without dsh's tables (not a dsh store)"
+                str(self.path),
+                f"a SQLite database with user_version {version} without dsh's tables "
+                "(neither dsh's layout 1 nor the harness's schema 17; not a dsh store)",
             )
         if version > LAYOUT_VERSION:
             raise StoreError(
@@ -174,8 +300,6 @@ class SqliteSessionStore(SessionStore):
 
     def _prepare(self) -> None:
         db = self._db
-        if db.execute("PRAGMA user_version").fetchone()[0] == HARNESS_SCHEMA_VERSION:
-            self._require_layout(db)  # refuses before any change, naming the right store
         if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
             raise StoreError(f"{self}: the database cannot use write-ahead logging")
         db.execute("PRAGMA synchronous=FULL")
@@ -185,18 +309,33 @@ class SqliteSessionStore(SessionStore):
                 f"{self}: table layout version {version} was written by a newer dsh; upgrade"
             )
         if version < LAYOUT_VERSION:
-            db.executescript(
-                f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version = {LAYOUT_VERSION}; COMMIT;"
-            )
+            self._create_tables(db)
+
+    def _create_tables(self, db: sqlite3.Connection) -> None:
+        """Add layout 1's tables in one transaction, unless, once it holds the write
+        lock, the database turns out to have been given a layout meanwhile (another
+        process creating the file in schema 17): then :class:`LayoutChanged`."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if db.execute("PRAGMA user_version").fetchone()[0] != 0:
+                raise LayoutChanged(f"{self}: another process gave the database a layout")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute(f"PRAGMA user_version = {LAYOUT_VERSION}")
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
 
     def lock_path_of(self, session_id: SessionId) -> Path:
-        """The lock file a writer of the session holds (it exists only while held, or
-        after a writer crashed)."""
+        """The lock file a writer of the session holds."""
         return self.path.with_name(f"{self.path.name}.{session_id}.lock")
 
     # --- ownership --------------------------------------------------------------------
 
-    def _claim(self, session_id: SessionId, *, stored: bool) -> None:
+    def claim(self, session_id: SessionId, *, stored: bool) -> None:
         """Lock the session; for a load, also claim its epoch now (fencing any older
         writer before the log is read). A new session claims its epoch in the
         transaction that creates it."""
@@ -211,7 +350,7 @@ class SqliteSessionStore(SessionStore):
                     "SELECT 1 FROM dsh_sessions WHERE id = ?", (session_id,)
                 ).fetchone()
                 if exists is None:
-                    raise SessionNotFoundError(session_id, repr(self))
+                    raise SessionNotFoundError(session_id, self._name)
                 epoch = _EPOCHS.claim(db.cursor(), session_id, this_writer())
                 db.execute("COMMIT")
             except BaseException:
@@ -223,13 +362,13 @@ class SqliteSessionStore(SessionStore):
         self.stats.fsyncs += 1
         self._epochs[session_id] = epoch
 
-    def _disclaim(self, session_id: SessionId) -> None:
+    def disclaim(self, session_id: SessionId) -> None:
         self._epochs.pop(session_id, None)
         self._locks.release(session_id)
 
     # --- writing ----------------------------------------------------------------------
 
-    def _write_batch(self, batch: Batch) -> None:
+    def write_batch(self, batch: Batch) -> None:
         """Write the batch in one transaction that first checks (or, creating the
         session, claims) this store's writer epoch."""
         sid = batch.session_id
@@ -242,7 +381,7 @@ class SqliteSessionStore(SessionStore):
                 epoch = _EPOCHS.claim(db.cursor(), sid, this_writer())
             else:
                 epoch = self._epochs[sid]
-                _EPOCHS.check(db.cursor(), sid, epoch, repr(self))
+                _EPOCHS.check(db.cursor(), sid, epoch, self._name)
             db.executemany("INSERT INTO dsh_events (session_id, seq, event) VALUES (?, ?, ?)", rows)
             db.execute("COMMIT")
         except BaseException:
@@ -264,14 +403,14 @@ class SqliteSessionStore(SessionStore):
                 "attaching a new session with the same id"
             ) from None
 
-    def _delete_log(self, session_id: SessionId) -> None:
+    def delete_log(self, session_id: SessionId) -> None:
         """One transaction removes the header, the events and the writer epoch."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
             deleted = db.execute("DELETE FROM dsh_sessions WHERE id = ?", (session_id,))
             if deleted.rowcount == 0:
-                raise SessionNotFoundError(session_id, repr(self))
+                raise SessionNotFoundError(session_id, self._name)
             db.execute("DELETE FROM dsh_events WHERE session_id = ?", (session_id,))
             _EPOCHS.forget(db.cursor(), session_id)
             db.execute("COMMIT")
@@ -283,7 +422,7 @@ class SqliteSessionStore(SessionStore):
 
     # --- reading ----------------------------------------------------------------------
 
-    def _read_log(self, session_id: SessionId) -> StoredLog:
+    def read_log(self, session_id: SessionId) -> StoredLog:
         db = self._db
         db.execute("BEGIN")  # one snapshot for the header and the events
         try:
@@ -291,7 +430,7 @@ class SqliteSessionStore(SessionStore):
                 "SELECT header FROM dsh_sessions WHERE id = ?", (session_id,)
             ).fetchone()
             if found is None:
-                raise SessionNotFoundError(session_id, repr(self))
+                raise SessionNotFoundError(session_id, self._name)
             rows = db.execute(
                 "SELECT seq, event FROM dsh_events WHERE session_id = ? ORDER BY seq",
                 (session_id,),
@@ -314,23 +453,23 @@ class SqliteSessionStore(SessionStore):
                 )
         return StoredLog(header, parse_events([event for _, event in rows]))
 
-    def _read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]:
+    def read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]:
         """The stored events from ``from_seq`` on (what a follower polls for)."""
         if (
             self._db.execute("SELECT 1 FROM dsh_sessions WHERE id = ?", (session_id,)).fetchone()
             is None
         ):
-            raise SessionNotFoundError(session_id, repr(self))
+            raise SessionNotFoundError(session_id, self._name)
         rows = self._db.execute(
             "SELECT event FROM dsh_events WHERE session_id = ? AND seq >= ? ORDER BY seq",
             (session_id, from_seq),
         ).fetchall()
         return parse_events([event for (event,) in rows])
 
-    def _read_headers(self) -> list[SessionHeader]:
-        return listed_headers(repr(self), self._db.execute("SELECT id, header FROM dsh_sessions"))
+    def read_headers(self) -> list[SessionHeader]:
+        return listed_headers(self._name, self._db.execute("SELECT id, header FROM dsh_sessions"))
 
-    def _release(self) -> None:
+    def release(self) -> None:
         self._db.close()
         self._epochs.clear()
         self._locks.release_all()
@@ -341,12 +480,12 @@ def _require_sqlite_file(path: Path) -> None:
     existing regular file starting with SQLite's magic bytes."""
     try:
         with open_regular(path) as file:
-            start = file.read(len(_SQLITE_MAGIC))
+            start = file.read(len(SQLITE_MAGIC))
     except FileNotFoundError:
         raise StoreNotFoundError(str(path), "no such file") from None
     except NotARegularFileError as error:
         raise StoreNotFoundError(str(path), str(error)) from None
     except OSError as error:
         raise StoreNotFoundError(str(path), f"cannot read it ({error.strerror})") from None
-    if start != _SQLITE_MAGIC:
+    if start != SQLITE_MAGIC:
         raise StoreNotFoundError(str(path), "not a SQLite database")

@@ -11,24 +11,22 @@ file. The one exception is a ``jsonl:`` URL's query, which chooses the form of n
 sessions: ``?compression=zstd|none`` and ``&pack_chunks=true|false`` (unknown keys and
 values are refused too).
 
-A ``sqlite:`` URL naming a database of the TypeScript harness (schema 17, told by the
-file's header) opens :class:`HarnessSqliteSessionStore`, and so does one naming no file
-yet: new databases are created in the harness's schema, so the harness can open them
-(docs/decisions/2026-12-03-harness-forms-by-default.md). An existing database of
-dsh's own layout opens :class:`SqliteSessionStore`. A ``jsonl:`` folder may hold the
-harness's per-session folders beside the flat ``<id>.jsonl`` files of earlier dsh.
+A URL builds the backend's one class with the same ``mode``, so ``open_store`` and the
+class agree on everything: a ``sqlite:`` URL is :class:`SqliteSessionStore` (a new
+database in the harness's schema 17, an existing one in the layout it holds), a
+``jsonl:`` URL is :class:`JsonlSessionStore` (the harness's per-session folders beside
+the flat ``<id>.jsonl`` files of earlier dsh)
+(docs/decisions/2026-12-04-one-store-class-per-backend.md).
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 from dsh_session.errors import StoreError
 from dsh_session.stores._base import SessionStore, StoreMode
-from dsh_session.stores._harness_sqlite import HarnessSqliteSessionStore, is_harness_database
 from dsh_session.stores._jsonl import JsonlSessionStore
 from dsh_session.stores._jsonl_form import COMPRESSIONS
 from dsh_session.stores._memory import MemorySessionStore
@@ -86,8 +84,6 @@ def open_store(url: str, *, mode: StoreMode = "create") -> SessionStore:
     if scheme == "sqlite":
         if path.endswith("/"):
             raise StoreUrlError(url, "a sqlite path names a file, not a folder")
-        if is_harness_database(Path(path)) or not Path(path).exists():
-            return HarnessSqliteSessionStore(path, mode=mode)
         return SqliteSessionStore(path, mode=mode)
     return JsonlSessionStore(path, mode=mode, **options)
 

@@ -12,14 +12,15 @@ from pathlib import Path
 
 import pytest
 from session_stores.delete_child import CRASH_STATUS
+from session_stores.sqlite_files import layout_of
 from session_stores.writer_processes import TESTS_DIR
 
 from dsh_session._harness_format import check_schema, read_database
 from dsh_session.errors import SessionConflictError
 from dsh_session.stores import (
-    HarnessSqliteSessionStore,
     JsonlSessionStore,
     SessionNotFoundError,
+    SqliteSessionStore,
     open_store,
 )
 
@@ -86,7 +87,8 @@ async def test_deleting_from_a_harness_database_keeps_its_schema_and_other_rows(
     before = {s.header["id"]: s.events for s in read_database(database)}
 
     async with open_store(f"sqlite:///{database}", mode="open") as store:
-        assert isinstance(store, HarnessSqliteSessionStore)
+        assert isinstance(store, SqliteSessionStore)
+        assert layout_of(database) == "schema 17"
         await store.delete(DOOMED)
         assert sorted(header.id for header in await store.list_sessions()) == OTHERS
         with pytest.raises(SessionNotFoundError):
@@ -108,9 +110,9 @@ async def test_deleting_from_a_harness_database_keeps_its_schema_and_other_rows(
 async def test_a_harness_database_session_owned_by_a_writer_is_not_deleted(
     database: Path,
 ) -> None:
-    async with HarnessSqliteSessionStore(database, mode="open") as owner:
+    async with SqliteSessionStore(database, mode="open") as owner:
         await owner.load(DOOMED)
-        async with HarnessSqliteSessionStore(database, mode="open") as other:
+        async with SqliteSessionStore(database, mode="open") as other:
             with pytest.raises(SessionConflictError, match="another writer"):
                 await other.delete(DOOMED)
     assert DOOMED in {s.header["id"] for s in read_database(database)}

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from session_stores.sqlite_files import layout_of
 
 from dsh_session import Session
 from dsh_session.stores import (
-    HarnessSqliteSessionStore,
     JsonlSessionStore,
     SessionStore,
     SqliteSessionStore,
@@ -88,8 +88,9 @@ async def test_a_new_session_beside_flat_files_takes_the_harness_layout(tmp_path
 async def test_a_new_database_uses_the_harness_schema(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/new.db"
     async with open_store(url) as store:
-        assert isinstance(store, HarnessSqliteSessionStore)
+        assert isinstance(store, SqliteSessionStore)
         store.attach(Session.create("fresh"))
+    assert layout_of(tmp_path / "new.db") == "schema 17"
     async with open_store(url, mode="read") as reader:
-        assert isinstance(reader, HarnessSqliteSessionStore)
+        assert isinstance(reader, SqliteSessionStore)
         assert [h.id for h in await reader.list_sessions()] == ["fresh"]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from session_stores.scenarios import answer, complete_turn, open_turn
+from session_stores.sqlite_files import layout_of, layout_one
 
 from dsh_session._harness_format import (
     append_batch,
@@ -22,9 +23,10 @@ from dsh_session._harness_format import (
 from dsh_session._session import Session
 from dsh_session.errors import SessionConflictError, StoreError
 from dsh_session.stores import (
-    HarnessSqliteSessionStore,
     SessionNotFoundError,
+    SessionStore,
     SqliteSessionStore,
+    StoreMode,
     StoreNotFoundError,
     open_store,
 )
@@ -61,7 +63,8 @@ def _rows(path: Path, session_id: str) -> list[tuple[object, ...]]:
 def test_open_store_detects_schema_17_and_lists_it(database: Path) -> None:
     async def run() -> list[str]:
         async with open_store(f"sqlite:///{database}", mode="read") as store:
-            assert isinstance(store, HarnessSqliteSessionStore)
+            assert isinstance(store, SqliteSessionStore)
+            assert layout_of(database) == "schema 17"
             return sorted(header.id for header in await store.list_sessions())
 
     before = tree(database.parent)
@@ -131,9 +134,9 @@ def test_load_and_a_new_turn_are_appended_in_schema_17(database: Path) -> None:
 
 def test_a_second_writer_is_refused(database: Path) -> None:
     async def run() -> None:
-        async with HarnessSqliteSessionStore(database, mode="open") as first:
+        async with SqliteSessionStore(database, mode="open") as first:
             await first.load("plain-text")
-            async with HarnessSqliteSessionStore(database, mode="open") as second:
+            async with SqliteSessionStore(database, mode="open") as second:
                 with pytest.raises(SessionConflictError):
                     await second.load("plain-text")
 
@@ -142,7 +145,7 @@ def test_a_second_writer_is_refused(database: Path) -> None:
 
 def test_rows_appended_behind_the_store_fence_its_next_batch(database: Path) -> None:
     async def run() -> None:
-        store = HarnessSqliteSessionStore(database, mode="open")
+        store = SqliteSessionStore(database, mode="open")
         session = await store.load("plain-text")
         intruder = sqlite3.connect(database, isolation_level=None)
         try:
@@ -196,11 +199,11 @@ def test_a_new_session_cannot_take_a_stored_id(database: Path) -> None:
 def test_a_missing_file_is_created_as_schema_17_with_mode_0600(tmp_path: Path) -> None:
     path = tmp_path / "new.db"
     with pytest.raises(StoreNotFoundError):
-        HarnessSqliteSessionStore(path, mode="open")
+        SqliteSessionStore(path, mode="open")
     assert not path.exists()
 
     async def run() -> None:
-        async with HarnessSqliteSessionStore(path) as store:
+        async with SqliteSessionStore(path) as store:
             assert await store.list_sessions() == []
 
     asyncio.run(run())
@@ -209,15 +212,27 @@ def test_a_missing_file_is_created_as_schema_17_with_mode_0600(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("mode", ["create", "open", "read"])
-def test_dsh_own_store_refuses_a_harness_database_untouched(database: Path, mode: str) -> None:
+def test_the_one_sqlite_class_opens_a_harness_database_as_open_store_does(
+    database: Path, mode: StoreMode
+) -> None:
+    """What used to be refused (the harness's database given to ``SqliteSessionStore``)
+    opens in every mode, lists what ``open_store`` lists, and a reader changes nothing."""
+
+    async def sessions(store: SessionStore) -> list[str]:
+        async with store:
+            return sorted(header.id for header in await store.list_sessions())
+
     before = tree(database.parent)
-    with pytest.raises(StoreNotFoundError, match="TypeScript harness"):
-        SqliteSessionStore(database, mode=mode)  # type: ignore[arg-type]
-    assert tree(database.parent) == before
+    by_class = asyncio.run(sessions(SqliteSessionStore(database, mode=mode)))
+    by_url = asyncio.run(sessions(open_store(f"sqlite:///{database}", mode=mode)))
+    assert by_class == by_url == sorted(SCENARIOS)
+    assert layout_of(database) == "schema 17"
+    if mode == "read":
+        assert tree(database.parent) == before
 
 
 def test_a_dsh_database_still_opens_as_dsh_own_store(tmp_path: Path) -> None:
-    path = tmp_path / "dsh.db"
+    path = layout_one(tmp_path / "dsh.db")
 
     async def run() -> None:
         async with SqliteSessionStore(path) as store:
@@ -231,6 +246,7 @@ def test_a_dsh_database_still_opens_as_dsh_own_store(tmp_path: Path) -> None:
             assert wire_events(read) == wire_events(session)
 
     asyncio.run(run())
+    assert layout_of(path) == "layout 1"
 
 
 def test_a_crash_cut_is_repaired_in_schema_17(database: Path) -> None:

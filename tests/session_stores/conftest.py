@@ -15,13 +15,29 @@ from dsh_session.stores import (
     SqliteSessionStore,
 )
 
+from .sqlite_files import layout_one
+
 StoreFactory = Callable[[], SessionStore]
 DurableStoreClass = type[SqliteSessionStore] | type[JsonlSessionStore]
 
 
-@pytest.fixture(params=["memory", "sqlite", "jsonl", "postgres"])
+SQLITE_BACKENDS = ("sqlite", "sqlite-layout1")
+"""``sqlite``: what ``SqliteSessionStore`` creates for a new file (the harness's schema
+17); ``sqlite-layout1``: a database of dsh's earlier layout 1, made explicitly, which the
+same class opens and appends to in its own layout."""
+
+
+@pytest.fixture(params=["memory", *SQLITE_BACKENDS, "jsonl", "postgres"])
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
+
+def sqlite_store(backend: str, path: Path) -> SqliteSessionStore:
+    """A SQLite store at ``path``; for ``sqlite-layout1`` the file is first made in
+    layout 1 when it does not exist yet."""
+    if backend == "sqlite-layout1" and not path.exists():
+        layout_one(path)
+    return SqliteSessionStore(path)
 
 
 @pytest.fixture
@@ -35,8 +51,8 @@ def open_store(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> 
         return lambda: PostgresSessionStore(dsn)
 
     def open_() -> SessionStore:
-        if backend == "sqlite":
-            return SqliteSessionStore(tmp_path / "sessions.db")
+        if backend in SQLITE_BACKENDS:
+            return sqlite_store(backend, tmp_path / "sessions.db")
         if backend == "jsonl":
             return JsonlSessionStore(tmp_path / "sessions")
         return memory
@@ -44,14 +60,15 @@ def open_store(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> 
     return open_
 
 
-@pytest.fixture(params=["sqlite", "jsonl", "postgres"])
+@pytest.fixture(params=[*SQLITE_BACKENDS, "jsonl", "postgres"])
 def durable_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
     """Open a durable store over this test's files or schema (a new object each call)."""
-    if request.param == "postgres":
+    backend = str(request.param)
+    if backend == "postgres":
         dsn: str = request.getfixturevalue("postgres_dsn")
         return lambda: PostgresSessionStore(dsn)
-    if request.param == "sqlite":
-        return lambda: SqliteSessionStore(tmp_path / "sessions.db")
+    if backend in SQLITE_BACKENDS:
+        return lambda: sqlite_store(backend, tmp_path / "sessions.db")
     return lambda: JsonlSessionStore(tmp_path / "sessions")
 
 

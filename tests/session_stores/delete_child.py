@@ -16,6 +16,8 @@ from pathlib import Path
 
 import dsh_session.stores._removal as removal
 from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
+from dsh_session.stores._harness_sqlite import HarnessLayout
+from dsh_session.stores._sqlite import DshLayout
 
 CRASH_STATUS = 17
 
@@ -30,7 +32,9 @@ def _crash_at_commit(store: SqliteSessionStore, number: int) -> None:
             if commits == number:
                 os._exit(CRASH_STATUS)
 
-    store._db.set_trace_callback(trace)
+    layout = store._layout  # the connection of the layout the file holds
+    assert isinstance(layout, DshLayout | HarnessLayout) and layout._db is not None
+    layout._db.set_trace_callback(trace)
 
 
 def _crash_after_rename() -> None:
@@ -45,7 +49,7 @@ def _crash_after_rename() -> None:
 
 async def main(backend: str, location: str, session_id: str, number: int) -> None:
     store: SessionStore
-    if backend == "sqlite":
+    if backend.startswith("sqlite"):  # sqlite or sqlite-layout1: the file exists
         store = SqliteSessionStore(location)
         _crash_at_commit(store, number)  # after opening: only the delete's commits count
     else:

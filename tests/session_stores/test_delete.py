@@ -17,10 +17,12 @@ from dsh_session.stores import (
     SqliteSessionStore,
     open_store,
 )
+from dsh_session.stores._sqlite import DshLayout
 
 from .conftest import StoreFactory
 from .delete_child import CRASH_STATUS
 from .scenarios import complete_turn, loads_back, store_completed_turn
+from .sqlite_files import layout_one
 from .writer_processes import (
     TESTS_DIR,
     Event,
@@ -146,10 +148,12 @@ async def test_a_process_holding_the_session_refuses_the_delete(
 async def test_a_sqlite_writer_the_lock_cannot_see_is_fenced_off_by_the_delete(
     tmp_path: Path,
 ) -> None:
-    writer = SqliteSessionStore(tmp_path / "s.db")
+    writer = SqliteSessionStore(layout_one(tmp_path / "s.db"))  # writer epochs: layout 1
     session = await store_completed_turn(writer)
     loaded = await writer.load(session.id)
-    writer._locks.release(loaded.id)  # as if it reached the file through another path
+    layout = writer._layout
+    assert isinstance(layout, DshLayout)
+    layout._locks.release(loaded.id)  # as if it reached the file through another path
 
     async with SqliteSessionStore(tmp_path / "s.db") as deleter:
         await deleter.delete(loaded.id)
@@ -190,18 +194,19 @@ async def _whole_or_gone(backend: str, location: Path, events: list[Event]) -> b
         return False
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "sqlite-layout1"])
 async def test_a_sqlite_delete_crashing_at_any_commit_leaves_all_or_nothing(
-    tmp_path: Path,
+    backend: str, tmp_path: Path
 ) -> None:
-    location = location_for("sqlite", tmp_path)
-    await store_session("sqlite", location, "other")
-    events = await store_session("sqlite", location, "doomed")
+    location = location_for(backend, tmp_path)
+    await store_session(backend, location, "other")
+    events = await store_session(backend, location, "doomed")
 
     # Die at the delete's first COMMIT, then its second, ...: after each crash the
     # session is whole or gone, and one more commit than the delete makes lets it finish.
     for at_commit in range(1, 5):
-        crashed = _delete_crashing("sqlite", location, at_commit) == CRASH_STATUS
-        gone = await _whole_or_gone("sqlite", location, events)
+        crashed = _delete_crashing(backend, location, at_commit) == CRASH_STATUS
+        gone = await _whole_or_gone(backend, location, events)
         if not crashed:
             assert gone
             break

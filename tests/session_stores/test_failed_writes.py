@@ -18,6 +18,7 @@ from dsh_session.errors import StoreError
 from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
 
 from .scenarios import complete_turn, loads_back, store_completed_turn
+from .sqlite_files import layout_one
 
 
 async def _assert_durable(store: SessionStore, session: Session) -> None:
@@ -69,7 +70,7 @@ async def test_sqlite_batch_blocked_by_a_lock_is_retried_with_newer_events(
 
 
 async def test_sqlite_batch_failing_midway_leaves_no_row_behind(tmp_path: Path) -> None:
-    path = tmp_path / "s.db"
+    path = layout_one(tmp_path / "s.db")
     store = SqliteSessionStore(path)
     session = Session.create()
     store.attach(session)

@@ -11,10 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from dsh_session import UnknownEvent
-from dsh_session._harness_format import encode_frame, read_log
+from dsh_session._harness_format import (
+    append_batch,
+    delete_session,
+    encode_frame,
+    read_database,
+    read_log,
+)
 from dsh_session._session import Session
 from dsh_session.errors import SessionCorruptError, SessionFormatError, StoreError
+from dsh_session.events import UnknownEvent
 from dsh_session.stores import (
     JsonlSessionStore,
     PostgresSessionStore,
@@ -24,6 +30,7 @@ from dsh_session.stores import (
 
 from .conftest import StoreFactory
 from .scenarios import complete_turn, loads_back
+from .sqlite_files import layout_of, layout_one
 
 Tamper = Callable[[list[dict[str, object]]], None]
 """Changes a stored log given as its header followed by its events (wire JSON)."""
@@ -57,6 +64,9 @@ def _tamper_jsonl(path: Path, tamper: Tamper) -> None:
 
 
 def _tamper_sqlite(path: Path, tamper: Tamper) -> None:
+    if layout_of(path) == "schema 17":
+        _tamper_schema_17(path, tamper)
+        return
     db = sqlite3.connect(path, isolation_level=None)
     (header,) = db.execute("SELECT header FROM dsh_sessions WHERE id = 'victim'").fetchone()
     rows = db.execute(
@@ -73,6 +83,19 @@ def _tamper_sqlite(path: Path, tamper: Tamper) -> None:
     )
     db.execute("COMMIT")
     db.close()
+
+
+def _tamper_schema_17(path: Path, tamper: Tamper) -> None:
+    """Rewrite the session's rows in the harness's schema, unpacked, as one batch."""
+    [stored] = read_database(path)
+    log = [dict(stored.header), *stored.events]
+    tamper(log)
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        assert delete_session(db, "victim")
+        append_batch(db, log[0], log[1:], create=True)
+    finally:
+        db.close()
 
 
 def _tamper_postgres(dsn: str, tamper: Tamper) -> None:
@@ -174,7 +197,7 @@ async def test_an_invalid_event_is_corruption_naming_its_seq(
 
 
 async def _sqlite_session(tmp_path: Path) -> tuple[Path, Session]:
-    path = tmp_path / "s.db"
+    path = layout_one(tmp_path / "s.db")
     store = SqliteSessionStore(path)
     session = Session.create("victim")
     store.attach(session)

@@ -23,6 +23,7 @@ from dsh_session.stores import (
 )
 
 from .scenarios import store_completed_turn
+from .sqlite_files import layout_one
 
 
 def _tree(root: Path) -> dict[str, bytes | None]:
@@ -142,7 +143,7 @@ async def test_a_fifo_in_a_jsonl_folder_is_never_opened(tmp_path: Path) -> None:
 
 
 async def test_a_sqlite_header_naming_another_session_is_corruption(tmp_path: Path) -> None:
-    path = tmp_path / "dsh.db"
+    path = layout_one(tmp_path / "dsh.db")
     async with SqliteSessionStore(path) as writer:
         first = await store_completed_turn(writer)
         second = await store_completed_turn(writer)

@@ -18,6 +18,7 @@ from dsh_session.stores import MemorySessionStore, PostgresSessionStore, SqliteS
 
 from .conftest import StoreFactory
 from .scenarios import complete_turn, store_completed_turn
+from .sqlite_files import layout_one
 from .two_writer_child import LOSER_MARK
 from .writer_processes import (
     flushed_events,
@@ -185,7 +186,7 @@ async def test_memory_store_refuses_a_second_object_with_the_same_id() -> None:
 async def test_a_fenced_sqlite_writer_writes_nothing_and_sees_the_conflict_as_itself(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "sessions.db"
+    path = layout_one(tmp_path / "sessions.db")  # writer epochs are layout 1's
     setup = SqliteSessionStore(path)
     session = await store_completed_turn(setup)
     await setup.close()

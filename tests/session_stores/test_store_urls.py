@@ -8,7 +8,6 @@ import pytest
 
 from dsh_session.errors import StoreError
 from dsh_session.stores import (
-    HarnessSqliteSessionStore,
     JsonlSessionStore,
     MemorySessionStore,
     SessionStore,
@@ -17,6 +16,7 @@ from dsh_session.stores import (
 )
 
 from .scenarios import loads_back, store_completed_turn
+from .sqlite_files import layout_of, layout_one
 
 
 async def _round_trip(store: SessionStore, reopened: SessionStore) -> None:
@@ -31,27 +31,29 @@ async def test_sqlite_url_with_a_relative_path_is_relative_to_the_working_direct
 
     store = open_store("sqlite:///data/new folder/sessions.db")
 
-    assert isinstance(store, HarnessSqliteSessionStore)  # a new database: schema 17
+    assert isinstance(store, SqliteSessionStore)
+    assert layout_of(tmp_path / "data" / "new folder" / "sessions.db") == "schema 17"
     assert store.path == Path("data/new folder/sessions.db")
-    reopened = HarnessSqliteSessionStore(tmp_path / "data" / "new folder" / "sessions.db")
+    reopened = SqliteSessionStore(tmp_path / "data" / "new folder" / "sessions.db")
     await _round_trip(store, reopened)
 
 
 async def test_sqlite_url_with_four_slashes_is_absolute(tmp_path: Path) -> None:
     store = open_store(f"sqlite:///{tmp_path}/nested/s.db")
 
-    assert isinstance(store, HarnessSqliteSessionStore)
+    assert isinstance(store, SqliteSessionStore)
+    assert layout_of(tmp_path / "nested" / "s.db") == "schema 17"
     assert store.path == tmp_path / "nested" / "s.db"
-    await _round_trip(store, HarnessSqliteSessionStore(tmp_path / "nested" / "s.db"))
+    await _round_trip(store, SqliteSessionStore(tmp_path / "nested" / "s.db"))
 
 
 async def test_a_sqlite_url_naming_a_database_of_dsh_layout_opens_it(tmp_path: Path) -> None:
-    path = tmp_path / "dsh.db"
-    await SqliteSessionStore(path).close()  # creates dsh's layout
+    path = layout_one(tmp_path / "dsh.db")
     store = open_store(f"sqlite:///{path}")
 
     assert isinstance(store, SqliteSessionStore)
     await _round_trip(store, SqliteSessionStore(path))
+    assert layout_of(path) == "layout 1"
 
 
 async def test_jsonl_urls_name_a_directory_created_if_missing(

@@ -13,6 +13,7 @@ from dsh_session._session import Session
 from dsh_session.stores import JsonlSessionStore, SqliteSessionStore
 
 from .scenarios import complete_turn
+from .sqlite_files import layout_one
 
 TESTS_DIR = Path(__file__).resolve().parent.parent
 START_DEADLINE = 60.0
@@ -23,13 +24,17 @@ Event = dict[str, Any]
 
 
 def open_backend(backend: str, location: Path) -> SqliteSessionStore | JsonlSessionStore:
-    if backend == "sqlite":
+    """``sqlite`` opens (or creates, in schema 17) the database; ``sqlite-layout1``
+    first makes it in dsh's layout 1 when it does not exist."""
+    if backend == "sqlite-layout1" and not location.exists():
+        layout_one(location)
+    if backend.startswith("sqlite"):
         return SqliteSessionStore(location)
     return JsonlSessionStore(location)
 
 
 def location_for(backend: str, tmp_path: Path) -> Path:
-    return tmp_path / ("sessions.db" if backend == "sqlite" else "sessions")
+    return tmp_path / ("sessions.db" if backend.startswith("sqlite") else "sessions")
 
 
 async def store_session(backend: str, location: Path, session_id: str) -> list[Event]:
