@@ -17,7 +17,7 @@ from _harness import CPU_CLOCK, Case, Options, Target, compare
 
 from dsh_agent import AgentLoop, tool
 from dsh_agent import run as owned_run
-from dsh_agent.streaming._ag_ui import ag_ui_sse
+from dsh_agent.streaming import ag_ui_sse
 from dsh_llm import (
     BlockEndChunk,
     BlockStartChunk,

@@ -1,6 +1,7 @@
 """dsh_session — the durable session log: header, typed events, surface derivation,
 request-header fold, fork, crash repair and persistence backends."""
 
+from dsh_session._approvals import ApprovalRecord, open_turn_approvals, undecided_call_ids
 from dsh_session._header import (
     SessionHeader,
     SessionId,
@@ -118,6 +119,7 @@ __all__ = [
     "ApprovalDecidedEvent",
     "ApprovalPolicyData",
     "ApprovalPolicyEvent",
+    "ApprovalRecord",
     "AssistantChunkData",
     "AssistantChunkEvent",
     "AssistantMessageData",
@@ -203,8 +205,10 @@ __all__ = [
     "interrupted_turn_closers",
     "new_session_id",
     "open_store",
+    "open_turn_approvals",
     "parse_events",
     "parse_header",
+    "undecided_call_ids",
     "validate_session_id",
     "wire_schemas",
 ]

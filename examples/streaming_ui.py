@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 
 from dsh_agent import Agent, AgentLoop, tool
-from dsh_agent.streaming._ag_ui import SSE_MEDIA_TYPE, ag_ui_sse
+from dsh_agent.streaming import SSE_MEDIA_TYPE, ag_ui_sse
 from dsh_llm import UserMessage, freeze_message
 from dsh_llm.testing import Response, ScriptedAdapter, reply
 from dsh_session import Session

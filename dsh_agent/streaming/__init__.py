@@ -1,6 +1,14 @@
 """Streaming for UIs and sync code: the typed updates of a run (``agent.stream``,
 ``run_stream``), the AG-UI adapter, and ``run_sync`` / ``SyncAgent``."""
 
+from dsh_agent.streaming._ag_ui import (
+    SSE_MEDIA_TYPE,
+    AgUiEncoder,
+    AgUiEvent,
+    ag_ui_events,
+    ag_ui_sse,
+    reasoning_message_id,
+)
 from dsh_agent.streaming._stream import DEFAULT_MAX_PENDING, UpdateStream, run_stream
 from dsh_agent.streaming._sync import AgentFactory, SyncAgent, run_sync
 from dsh_agent.streaming._updates import (
@@ -23,6 +31,9 @@ from dsh_agent.streaming._updates import (
 
 __all__ = [
     "DEFAULT_MAX_PENDING",
+    "SSE_MEDIA_TYPE",
+    "AgUiEncoder",
+    "AgUiEvent",
     "AgentFactory",
     "AgentUpdate",
     "AssistantCommitted",
@@ -41,6 +52,9 @@ __all__ = [
     "TurnStarted",
     "UpdateStream",
     "UserMessageEntered",
+    "ag_ui_events",
+    "ag_ui_sse",
+    "reasoning_message_id",
     "run_stream",
     "run_sync",
 ]

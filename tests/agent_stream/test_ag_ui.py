@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from dsh_agent import AgentLoop, tool
-from dsh_agent.streaming._ag_ui import ag_ui_events, ag_ui_sse, reasoning_message_id
+from dsh_agent.streaming import ag_ui_events, ag_ui_sse, reasoning_message_id
 from dsh_llm import (
     AssistantMessage,
     BlockEndChunk,

@@ -26,9 +26,9 @@ from dsh_agent.streaming import (
     TurnStarted,
     UpdateStream,
     UserMessageEntered,
+    ag_ui_events,
     run_stream,
 )
-from dsh_agent.streaming._ag_ui import ag_ui_events
 from dsh_llm import LlmFailure, StreamChunk, TextBlock, TextDeltaChunk, create_user_message
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session
