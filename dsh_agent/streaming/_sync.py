@@ -21,8 +21,7 @@ from typing import Any, Self, TypeAlias, TypeVar, overload
 
 from pydantic import BaseModel
 
-from dsh_agent._agent import Agent
-from dsh_agent._engine.branching import ContentInput
+from dsh_agent._agent import Agent, ContentInput
 from dsh_agent._engine.run import ModelT, RunResult, run, run_verb
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._structured_output import DEFAULT_OUTPUT_RETRIES
