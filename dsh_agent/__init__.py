@@ -15,7 +15,7 @@ from dsh_agent._cancellation import CancelCauseInput
 from dsh_agent._config import AgentConfig
 from dsh_agent._engine.branching import BranchError
 from dsh_agent._engine.loop import AgentLoop
-from dsh_agent._engine.run import RunResult, run, run_retry
+from dsh_agent._engine.run import run, run_retry
 from dsh_agent._failures import TurnFailed
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._notifications import (
@@ -29,6 +29,7 @@ from dsh_agent._notifications import (
     NotificationObserver,
     StatusChanged,
 )
+from dsh_agent._run_result import RunResult
 from dsh_agent._structured_output import OutputValidationError
 from dsh_agent.approvals import ApprovalError, ApprovalPolicy, PendingApproval
 from dsh_agent.compaction import (
