@@ -2,11 +2,20 @@
 ``AgentLoop``, pre-step handlers, tools, cancellation, ``run()`` and the request
 reconstruction check."""
 
-from dsh_agent._agent import Agent
+from dsh_agent._agent import (
+    Agent,
+    CallNext,
+    Enter,
+    PreStep,
+    PreStepDecision,
+    PreStepHandler,
+    Reject,
+)
 from dsh_agent._cancellation import CancelCauseInput
+from dsh_agent._config import AgentConfig
 from dsh_agent._engine.branching import BranchError
 from dsh_agent._engine.loop import AgentLoop
-from dsh_agent._engine.run import RunResult, run, run_retry
+from dsh_agent._engine.run import run, run_retry
 from dsh_agent._failures import TurnFailed
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._notifications import (
@@ -20,7 +29,7 @@ from dsh_agent._notifications import (
     NotificationObserver,
     StatusChanged,
 )
-from dsh_agent._prestep import CallNext, Enter, PreStep, PreStepDecision, PreStepHandler, Reject
+from dsh_agent._run_result import RunResult
 from dsh_agent._structured_output import OutputValidationError
 from dsh_agent.approvals import ApprovalError, ApprovalPolicy, PendingApproval
 from dsh_agent.compaction import (
@@ -86,6 +95,7 @@ from dsh_agent.tools import (
 __all__ = [
     "Agent",
     "AgentClosedError",
+    "AgentConfig",
     "AgentError",
     "AgentLoop",
     "AgentStatus",

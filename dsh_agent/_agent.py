@@ -1,24 +1,34 @@
 """The public surface of an agent, as a Protocol: what callers, ``run()`` and pre-step
-handlers may rely on, whatever the implementation (today :class:`AgentLoop`)."""
+handlers may rely on, whatever the implementation (today :class:`AgentLoop`), with the
+types a pre-step handler sees and returns (they name the agent, and the agent takes
+the handlers, so they live together).
+
+Built from public leaf types only: nothing here imports the engine
+(:mod:`dsh_agent._engine`), so no module of the package reaches back to itself through
+this one (``tests/agent_loop/test_no_import_cycles.py``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from dsh_agent._cancellation import CancelCauseInput
 from dsh_agent._notifications import AgentStatus, InboxTarget, NotificationObserver
+from dsh_llm._content import ContentBlock
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import UserMessage
 from dsh_session._header import SessionId
 
-if TYPE_CHECKING:
-    from dsh_agent._engine.branching import ContentInput
-    from dsh_agent._prestep import PreStepHandler
+if TYPE_CHECKING:  # annotations only: importing a subpackage runs its __init__ first
     from dsh_agent.approvals._gate import PendingApproval
     from dsh_agent.inbox import Inbox
     from dsh_agent.streaming._stream import UpdateStream
     from dsh_session._session import Session
+
+ContentInput = str | Sequence[ContentBlock]
+"""The new content of an edited prompt: text, or content blocks."""
 
 
 class Agent(Protocol):
@@ -120,3 +130,54 @@ class Agent(Protocol):
         """Refuse the waiting call ``call_id`` (the model gets an error result naming
         ``reason``); durable when this returns."""
         ...
+
+
+# --- pre-step handlers (see dsh_agent._prestep) ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PreStep:
+    """What a pre-step handler sees: the claimed batch of a proposed step."""
+
+    agent: Agent
+    """The agent whose step this is."""
+    messages: tuple[UserMessage, ...]
+    """The claimed messages, next-step items first: the caller's very objects."""
+    turn: int
+    step: int
+
+
+@dataclass(frozen=True, slots=True)
+class Enter:
+    """Open the step with ``messages`` as its complete batch, in order. Rewrite a
+    message with ``replace_content`` (same id); add context as a newly created
+    ``UserMessage`` (new id)."""
+
+    messages: Sequence[UserMessage] = ()
+
+    def __post_init__(self) -> None:
+        messages = tuple(self.messages)
+        for index, message in enumerate(messages):
+            if not isinstance(message, UserMessage):
+                raise TypeError(
+                    f"Enter.messages[{index}] must be a UserMessage, not {type(message).__name__}"
+                )
+        object.__setattr__(self, "messages", messages)
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """Open no step: the turn ends ``blocked`` and the claimed batch is dropped."""
+
+
+PreStepDecision: TypeAlias = Enter | Reject
+
+
+class CallNext(Protocol):
+    """Runs the rest of the waterfall, with ``step`` or the current one."""
+
+    def __call__(self, step: PreStep | None = None, /) -> Awaitable[PreStepDecision]: ...
+
+
+PreStepHandler: TypeAlias = Callable[[PreStep, CallNext], Awaitable[PreStepDecision]]
+"""``async def handler(step, call_next) -> Enter | Reject``."""

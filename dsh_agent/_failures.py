@@ -9,7 +9,7 @@ from dsh_agent.errors import AgentError
 from dsh_llm._stream import LlmFailure
 
 if TYPE_CHECKING:
-    from dsh_agent._engine.run import RunResult
+    from dsh_agent._run_result import RunResult
 
 
 class TurnFailed(AgentError):

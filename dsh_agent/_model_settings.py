@@ -1,8 +1,8 @@
 """Model settings: how the model samples, for a loop and for one run.
 
-``AgentLoop(temperature=..., top_p=..., stop=..., reasoning_effort=..., max_tokens=...)``
-sets the loop's defaults; ``run(agent, message, settings=ModelSettings(...))`` overrides
-some of them for that run only. Settings live in the request header's config, so the
+``AgentLoop(..., model_settings=ModelSettings(temperature=..., max_tokens=...))`` sets
+the loop's defaults; ``run(agent, message, settings=ModelSettings(...))`` overrides some
+of them for that run only. Settings live in the request header's config, so the
 header logged before each step names them and ``reconstruct_requests`` reproduces
 them; an override is logged as a ``request/header`` change and undone the same way
 (see docs/decisions/2026-12-03-model-settings-in-the-header.md).

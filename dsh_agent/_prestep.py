@@ -2,67 +2,15 @@
 
 Handlers compose like middleware: the first registered is the outermost, each may
 call ``call_next`` (optionally with a modified :class:`PreStep`) and returns the
-decision. The innermost default enters the batch it is given unchanged.
+decision. The innermost default enters the batch it is given unchanged. The types a
+handler sees and returns are the agent surface's (:mod:`dsh_agent._agent`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeAlias
+from collections.abc import Awaitable, Sequence
 
-from dsh_llm._messages import UserMessage
-
-if TYPE_CHECKING:
-    from dsh_agent._agent import Agent
-
-
-@dataclass(frozen=True, slots=True)
-class PreStep:
-    """What a pre-step handler sees: the claimed batch of a proposed step."""
-
-    agent: Agent
-    """The agent whose step this is."""
-    messages: tuple[UserMessage, ...]
-    """The claimed messages, next-step items first: the caller's very objects."""
-    turn: int
-    step: int
-
-
-@dataclass(frozen=True, slots=True)
-class Enter:
-    """Open the step with ``messages`` as its complete batch, in order. Rewrite a
-    message with ``replace_content`` (same id); add context as a newly created
-    ``UserMessage`` (new id)."""
-
-    messages: Sequence[UserMessage] = ()
-
-    def __post_init__(self) -> None:
-        messages = tuple(self.messages)
-        for index, message in enumerate(messages):
-            if not isinstance(message, UserMessage):
-                raise TypeError(
-                    f"Enter.messages[{index}] must be a UserMessage, not {type(message).__name__}"
-                )
-        object.__setattr__(self, "messages", messages)
-
-
-@dataclass(frozen=True, slots=True)
-class Reject:
-    """Open no step: the turn ends ``blocked`` and the claimed batch is dropped."""
-
-
-PreStepDecision: TypeAlias = Enter | Reject
-
-
-class CallNext(Protocol):
-    """Runs the rest of the waterfall, with ``step`` or the current one."""
-
-    def __call__(self, step: PreStep | None = None, /) -> Awaitable[PreStepDecision]: ...
-
-
-PreStepHandler: TypeAlias = Callable[[PreStep, CallNext], Awaitable[PreStepDecision]]
-"""``async def handler(step, call_next) -> Enter | Reject``."""
+from dsh_agent._agent import Enter, PreStep, PreStepDecision, PreStepHandler, Reject
 
 
 async def run_pre_step(handlers: Sequence[PreStepHandler], step: PreStep) -> PreStepDecision:

@@ -10,7 +10,6 @@ from dsh_llm._content import ContentBlock
 from dsh_llm._frozen_json import JSON_INT_MAX, JSON_INT_MIN, FrozenJson
 from dsh_llm._ids import CallIdField
 from dsh_llm._model import DshModel, SerializedByMemberType, optional
-from dsh_llm.errors import LlmError
 
 NonNegativeInt = Annotated[int, Field(ge=0, le=JSON_INT_MAX)]
 
@@ -25,6 +24,14 @@ class TokenUsage(DshModel):
     cache_write_tokens: NonNegativeInt | None = optional()
     reasoning_tokens: NonNegativeInt | None = optional()
     """Part of ``output_tokens`` spent on reasoning, when the provider reports it."""
+
+
+class FailureCarrier(Exception):
+    """An exception that can stand for a model failure (:class:`~dsh_llm.errors.LlmError`
+    is one): ``failure`` holds its provider-neutral facts, or None. Defined here, not in
+    :mod:`dsh_llm.errors`, so that the errors import the failure and not the reverse."""
+
+    failure: LlmFailure | None = None
 
 
 class LlmFailure(DshModel):
@@ -46,7 +53,7 @@ class LlmFailure(DshModel):
         """The failure an exception stands for, so that an adapter's or model function's
         crash can end its stream as ``finish {error}``: an :class:`LlmError` keeps the
         failure it carries; anything else is code ``UNKNOWN``."""
-        if isinstance(error, LlmError) and error.failure is not None:
+        if isinstance(error, FailureCarrier) and error.failure is not None:
             return error.failure
         detail = str(error)
         message = f"{type(error).__name__}: {detail}" if detail else type(error).__name__

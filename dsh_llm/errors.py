@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from dsh_llm._stream import LlmFailure
+from dsh_llm._stream import FailureCarrier, LlmFailure
 
 
 class DshError(Exception):
@@ -13,7 +10,7 @@ class DshError(Exception):
     ``ValidationError`` instead)."""
 
 
-class LlmError(DshError):
+class LlmError(DshError, FailureCarrier):
     """An error of the message vocabulary or of a model adapter. When it stands for a
     model failure, ``failure`` carries the provider-neutral facts, and a turn that ends
     because of it reports them instead of a generic ``UNKNOWN``."""

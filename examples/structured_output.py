@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from dsh_agent import AgentLoop, ToolContext, run, tool
+from dsh_agent import AgentLoop, ModelSettings, ToolContext, run, tool
 from dsh_llm import create_user_message
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session
@@ -55,7 +55,7 @@ async def main() -> None:
         model="scripted",
         tools=[temperature],
         deps=Weather({"Paris": 21.5}),
-        temperature=0.2,
+        model_settings=ModelSettings(temperature=0.2),
     )
     question = create_user_message(content="Weather in Paris tomorrow?", source={"kind": "user"})
     result = await run(agent, question, output_type=Forecast)

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from dsh_agent._agent import Agent, ContentInput
 from dsh_agent.errors import AgentError
-from dsh_llm._content import ContentBlock
 from dsh_llm._create import create_assistant_message, create_user_message
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import AssistantMessage, Message, ToolResultMessage, UserMessage
@@ -43,11 +43,7 @@ from dsh_session.events import (
 )
 
 if TYPE_CHECKING:
-    from dsh_agent._engine.loop import AgentLoop
     from dsh_session.stores import SessionStore
-
-ContentInput = str | Sequence[ContentBlock]
-"""The new content of an edited prompt: text, or content blocks."""
 
 
 class BranchError(AgentError):
@@ -231,7 +227,7 @@ def fork_before(session: Session, boundary: int) -> Session:
 
 
 async def start_branch(
-    branch: AgentLoop, store: SessionStore | None, plan: EditPlan, edited: UserMessage
+    branch: Agent, store: SessionStore | None, plan: EditPlan, edited: UserMessage
 ) -> None:
     """Make the fork durable, then send the edit (after the messages that entered its
     step before the original) as the branch's next turn. On failure the branch loop is

@@ -14,21 +14,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from dsh_agent._cancellation import CancelScope
+from dsh_agent._engine.context import (
+    FRESH,
+    EngineContext,
+    Fresh,
+    Regenerate,
+    Rerun,
+    Resume,
+    TurnKind,
+)
 from dsh_agent._engine.settling import until_one_done
-from dsh_agent._engine.step import Prelude, StepRunner
+from dsh_agent._engine.step import StepRunner
 from dsh_agent._engine.turn import TurnRunner
-from dsh_agent._notifications import AgentStatus, Notification, StatusChanged
-from dsh_agent.approvals._gate import ApprovalGate
+from dsh_agent._notifications import AgentStatus, StatusChanged
 from dsh_agent.errors import AgentError
-from dsh_agent.inbox import Inbox
-from dsh_agent.retry._chain import RetryTarget
-from dsh_agent.retry._scheduler import RetryScheduler
 from dsh_llm._messages import UserMessage
-from dsh_session._session import Session
 from dsh_session.events import CancelCause, CompletedReason, MaxTokensReason
 
 _log = logging.getLogger("dsh_agent")
@@ -37,29 +41,12 @@ _log = logging.getLogger("dsh_agent")
 class TurnDriver:
     """Starts, resumes and drives the turns of one agent loop, one task at a time."""
 
-    def __init__(
-        self,
-        *,
-        session: Session,
-        inbox: Inbox,
-        steps: StepRunner,
-        turns: TurnRunner,
-        retries: RetryScheduler | None,
-        approvals: ApprovalGate,
-        notify: Callable[[Notification], None],
-        closed: Callable[[], bool],
-        owner: Callable[[], object],
-    ) -> None:
-        """``owner`` answers the agent loop (a weak reference), which the driver holds
-        while a turn runs or starts, and only then (see :mod:`dsh_agent._engine.loop_parts`)."""
-        self._session = session
-        self._inbox = inbox
+    def __init__(self, *, context: EngineContext, steps: StepRunner, turns: TurnRunner) -> None:
+        """The driver holds the agent loop (``context.agent``, a weak reference) while a
+        turn runs or starts, and only then (see :mod:`dsh_agent._engine.loop_parts`)."""
+        self._ctx = context
         self._steps = steps
         self._turns = turns
-        self._retries = retries
-        self._approvals = approvals
-        self._notify = notify
-        self._closed = closed
         self._status: AgentStatus = "idle"
         self._scope: CancelScope | None = None
         """The cancellation scope of the turn being started or run; None when idle."""
@@ -68,7 +55,6 @@ class TurnDriver:
         """A waking send arrived while the turn was aborting: wake again once idle."""
         self._compacting = False
         """``compact_now()`` is running: a waking send waits for it."""
-        self._owner_ref = owner
         self._owner: object = None
         """The agent loop while a driver task runs: a running loop stays alive."""
 
@@ -93,12 +79,12 @@ class TurnDriver:
     @property
     def waiting_turn(self) -> bool:
         """Idle with the turn open: it waits for approval."""
-        return self._task is None and self._session.open_step is not None
+        return self._task is None and self._ctx.session.open_step is not None
 
     def _set_status(self, status: AgentStatus) -> None:
         if self._status != status:
             self._status = status
-            self._notify(StatusChanged(status))
+            self._ctx.notify(StatusChanged(status))
 
     # --- waiting ---------------------------------------------------------------------------
 
@@ -113,7 +99,7 @@ class TurnDriver:
         current = asyncio.current_task()
         if self._task is not None and (current is self._task or current in self._steps.tool_tasks):
             raise AgentError(
-                f"{what} of agent {self._session.id!r} was awaited inside its own turn "
+                f"{what} of agent {self._ctx.session.id!r} was awaited inside its own turn "
                 "(a tool or pre-step handler); it would wait forever"
             )
 
@@ -132,7 +118,7 @@ class TurnDriver:
         # aborting, or has ended and the driver is about to stop, remember the wake.
         scope = self._scope
         aborting = scope is not None and scope.cause is not None
-        if (aborting or self._session.open_turn is None) and not self._disposed():
+        if (aborting or self._ctx.session.open_turn is None) and not self._disposed():
             self._latched = True
 
     def forget_wake(self) -> None:
@@ -150,7 +136,7 @@ class TurnDriver:
     def go_on(self) -> None:
         """A decision was recorded: resume the waiting turn unless its next call still
         waits."""
-        if self._status == "idle" and self.waiting_turn and not self._approvals.blocked:
+        if self._status == "idle" and self.waiting_turn and not self._ctx.approvals.blocked:
             self._resume()
 
     @contextmanager
@@ -161,7 +147,7 @@ class TurnDriver:
             yield
         finally:
             self._compacting = False
-            if self._latched and self._inbox.has_pending and not self._closed():
+            if self._latched and self._ctx.inbox.has_pending and not self._ctx.closed():
                 self._latched = False
                 self.start()
 
@@ -169,10 +155,8 @@ class TurnDriver:
         scope = self._scope
         return scope is not None and scope.cause is not None and scope.cause.kind == "disposed"
 
-    def start(self, again: RetryTarget | None = None, prelude: Prelude | None = None) -> None:
-        """Open a turn synchronously, then hand it to a new driver task. ``again``:
-        the turn runs the failed last one again and claims no input; ``prelude``: run
-        at its first step (see :data:`Prelude`)."""
+    def start(self, kind: Fresh | Rerun | Regenerate = FRESH) -> None:
+        """Open a turn of ``kind`` synchronously, then hand it to a new driver task."""
         scope = self._scope = CancelScope()
         self._latched = False
         self._set_status("running")
@@ -180,54 +164,48 @@ class TurnDriver:
             self._scope = None
             self._set_status("idle")
             return
-        turn, claimed = self._turns.open(claim=again is None)
-        if self._retries is not None:
-            self._retries.carry(turn, None if again is None else again.remaining)
-        driving = self._drive(scope, turn, claimed, again=again is not None, prelude=prelude)
+        turn, claimed = self._turns.open(kind)
+        retries = self._ctx.retries
+        if retries is not None:
+            retries.carry(turn, kind.target.remaining if isinstance(kind, Rerun) else None)
+        driving = self._drive(scope, turn, claimed, kind)
         self._task = asyncio.get_running_loop().create_task(driving)
-        self._owner = self._owner_ref()
+        self._owner = self._ctx.agent()
 
     def _resume(self, cause: CancelCause | None = None) -> None:
         """Drive the turn that waited for approval on from its open step."""
-        turn, step = self._session.open_turn, self._session.open_step
+        turn, step = self._ctx.session.open_turn, self._ctx.session.open_step
         assert turn is not None and step is not None
         scope = self._scope = CancelScope()
         if cause is not None:
             scope.cancel(cause)
         self._set_status("running")
-        drive = self._drive(scope, turn, (), resume_step=step)
+        drive = self._drive(scope, turn, (), Resume(step))
         self._task = asyncio.get_running_loop().create_task(drive)
-        self._owner = self._owner_ref()
+        self._owner = self._ctx.agent()
 
     async def _drive(
         self,
         scope: CancelScope,
         turn: int,
         claimed: tuple[UserMessage, ...],
-        *,
-        again: bool = False,
-        prelude: Prelude | None = None,
-        resume_step: int | None = None,
+        kind: TurnKind,
     ) -> None:
         try:
             while True:
-                reason = await self._turns.run(
-                    scope, turn, claimed, again=again, prelude=prelude, resume_step=resume_step
-                )
-                again = False
-                prelude = None
-                resume_step = None
+                reason = await self._turns.run(scope, turn, claimed, kind)
                 if (
                     scope.cause is not None
                     or not isinstance(reason, CompletedReason | MaxTokensReason)
-                    or not self._inbox.has_pending
+                    or not self._ctx.inbox.has_pending
                 ):
                     break
                 scope = self._scope = CancelScope()
                 self._latched = False
-                turn, claimed = self._turns.open()
+                kind = FRESH
+                turn, claimed = self._turns.open(kind)
         except Exception:
-            _log.exception("agent %s: the loop failed and stopped", self._session.id)
+            _log.exception("agent %s: the loop failed and stopped", self._ctx.session.id)
         finally:
             self._become_idle()
         if scope.external:
@@ -236,12 +214,12 @@ class TurnDriver:
     def _become_idle(self) -> None:
         self._task = None
         self._scope = None
-        wake = self._latched and self._inbox.has_pending and not self._closed()
+        wake = self._latched and self._ctx.inbox.has_pending and not self._ctx.closed()
         self._latched = False
         self._set_status("idle")
-        if self._status == "idle" and not self._closed():
+        if self._status == "idle" and not self._ctx.closed():
             if self.waiting_turn:
-                if not self._approvals.blocked:  # decided while the driver was stopping
+                if not self._ctx.approvals.blocked:  # decided while the driver was stopping
                     self._resume()
             elif wake:
                 self.start()

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
+from dsh_agent._agent import ContentInput, PreStepHandler
 from dsh_agent._cancellation import CancelCauseInput, as_cancel_cause
+from dsh_agent._config import DEFAULT_RETRY, NO_SETTINGS, AgentConfig
 from dsh_agent._engine.branching import (
-    ContentInput,
     Regeneration,
     answer_to_last_prompt,
     check_idle,
@@ -24,12 +26,12 @@ from dsh_agent._engine.branching import (
     plan_edit,
     start_branch,
 )
-from dsh_agent._engine.loop_parts import ClosedFlag, LoopWiring, build_parts, store_checkpoint
+from dsh_agent._engine.context import Regenerate, Rerun
+from dsh_agent._engine.loop_parts import ClosedFlag, LoopWiring, build_parts
 from dsh_agent._engine.request_header import overridden
 from dsh_agent._engine.session_claims import claim, release
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._notifications import AgentStatus, InboxTarget, NotificationObserver, Notifier
-from dsh_agent._prestep import PreStepHandler
 from dsh_agent.approvals._gate import PendingApproval
 from dsh_agent.approvals._policy import ApprovalPolicy
 from dsh_agent.compaction._config import Compaction
@@ -48,10 +50,6 @@ from dsh_session._session import Session
 
 if TYPE_CHECKING:
     from dsh_session.stores import SessionStore
-
-DEFAULT_RETRY = RetryPolicy()
-"""Retries are on unless ``retry=None``: 5, from 500 ms to 10 s, 10 % jitter."""
-
 
 DepsT = TypeVar("DepsT")
 
@@ -73,80 +71,71 @@ class AgentLoop:
         model: str,
         system: str | None = None,
         tools: Iterable[Tool[DepsT]] = (),
+        model_settings: ModelSettings = NO_SETTINGS,
         store: SessionStore | None = None,
-        max_tokens: int | None = None,
         check_requests: bool = False,
         retry: RetryPolicy | None = DEFAULT_RETRY,
         context_window: int | None = None,
         compaction: Compaction | None = None,
         approval: ApprovalPolicy | None = None,
         deps: DepsT | None = None,
-        temperature: float | None = None,
-        top_p: float | None = None,
-        stop: Sequence[str] | None = None,
-        reasoning_effort: str | None = None,
+        pre_step: Iterable[PreStepHandler] = (),
     ) -> None:
         """Build a loop over ``session`` (new, or loaded from a store, whose pending
-        inbox is restored). With ``store``, the session is attached to it and flushed
-        at every checkpoint. ``check_requests`` compares each live request with its
-        reconstruction from the log before sending it. ``retry`` says which failed
-        model attempts are tried again, logged (``None``: none). ``context_window``
-        (default: ``KNOWN_CONTEXT_WINDOWS``) is logged as ``request/context``;
-        ``compaction`` keeps the requests below it. ``approval`` asks for approval of
-        more calls than the tools that declare ``requires_approval``. ``deps`` reaches
-        every tool as ``ToolContext.deps``; mypy checks it against the
-        ``ToolContext[Deps]`` the tools declare. ``temperature``, ``top_p``, ``stop``
-        and ``reasoning_effort`` (like ``max_tokens``) go into the request header;
-        ``None`` leaves the provider's default. ``run(..., settings=...)`` overrides
-        them for one run."""
-        # Every keyword but the session, so that an edit's branch is built alike.
-        options = dict(locals())
-        del options["self"], options["session"]
+        inbox is restored) with the options of an :class:`AgentConfig` (each one is
+        described there; ``from_config`` takes a built one). A bad option raises
+        before anything is written."""
+        config = AgentConfig(
+            adapter=adapter,
+            provider=provider,
+            model=model,
+            system=system,
+            tools=tuple(tools),
+            model_settings=model_settings,
+            store=store,
+            check_requests=check_requests,
+            retry=retry,
+            context_window=context_window,
+            compaction=compaction,
+            approval=approval,
+            deps=deps,
+            pre_step=tuple(pre_step),
+        )
+        self._open(session, config)
+
+    @classmethod
+    def from_config(cls, *, session: Session, config: AgentConfig[Any]) -> AgentLoop:
+        """A loop over ``session`` with the options ``config`` holds."""
+        loop = cls.__new__(cls)
+        loop._open(session, config)
+        return loop
+
+    def _open(self, session: Session, config: AgentConfig[Any]) -> None:
         claim(session, self)  # one loop per session object; released by aclose() or GC
         try:
-            self._session = session
-            self._store = store
+            self._session, self._config = session, config
             self._closed = ClosedFlag()
             self._observers: list[NotificationObserver] = []
-            self._pre_step_handlers: list[PreStepHandler] = []
-            tools = tuple(tools)
+            self._pre_step_handlers: list[PreStepHandler] = list(config.pre_step)
             wiring = LoopWiring(
                 agent=weakref.ref(self),
                 notify=Notifier(session.id, self._observers),
-                checkpoint=store_checkpoint(store, session),
                 pre_step_handlers=self._pre_step_handlers,
                 closed=self._closed,
             )
-            parts = build_parts(
-                wiring,
-                session=session,
-                adapter=adapter,
-                provider=provider,
-                model=model,
-                system=system,
-                tools=tools,
-                settings=ModelSettings(
-                    temperature=temperature,
-                    top_p=top_p,
-                    stop=None if stop is None else tuple(stop),
-                    reasoning_effort=reasoning_effort,
-                    max_tokens=max_tokens,
-                ),
-                check_requests=check_requests,
-                retry=retry,
-                context_window=context_window,
-                compaction=compaction,
-                approval=approval,
-                deps=deps,
-            )
-            self._inbox, self._approvals = parts.inbox, parts.approvals
-            self._context, self._steps, self._driver = parts.context, parts.steps, parts.driver
-            if store is not None:
-                store.attach(session)  # attaching the same object again does nothing
-            self._options: dict[str, Any] = {**options, "tools": tools}
+            parts = build_parts(wiring, session, config)
+            self._ctx, self._steps, self._driver = parts.context, parts.steps, parts.driver
+            if config.store is not None:
+                config.store.attach(session)  # attaching the same object again does nothing
         except BaseException:
             release(session, self)
             raise
+
+    @property
+    def config(self) -> AgentConfig[Any]:
+        """The options this loop was built with (pre-step handlers added later by
+        ``on_pre_step`` are not in it)."""
+        return self._config
 
     # --- closing ----------------------------------------------------------------------
 
@@ -166,7 +155,7 @@ class AgentLoop:
             await self.when_idle()
             await self._flush()
         finally:
-            self._inbox.close()
+            self._ctx.inbox.close()
             release(self._session, self)
 
     async def __aenter__(self) -> Self:
@@ -194,7 +183,7 @@ class AgentLoop:
 
     @property
     def inbox(self) -> Inbox:
-        return self._inbox
+        return self._ctx.inbox
 
     @property
     def id(self) -> SessionId:
@@ -217,7 +206,7 @@ class AgentLoop:
             scope = self._driver.scope
             if scope is not None and scope.cause is not None:
                 target = "next-turn"
-        self._inbox.append(target, message)
+        self._ctx.inbox.append(target, message)
         if wakeup:
             self._driver.wake()
 
@@ -243,7 +232,7 @@ class AgentLoop:
             raise AgentError(f"agent {self.id!r} is running a turn: retry() needs it idle")
         target = retry_target(self._session.events)
         asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
-        self._driver.start(again=target)
+        self._driver.start(Rerun(target))
 
     def cancel(self, cause: CancelCauseInput = "user", *, keep_inbox: bool = False) -> None:
         """Abort the running turn with ``cause`` (the first cause wins). Unless
@@ -252,7 +241,7 @@ class AgentLoop:
         self._check_open()
         cancel_cause = as_cancel_cause(cause)
         if not keep_inbox:
-            self._inbox.clear()
+            self._ctx.inbox.clear()
             self._driver.forget_wake()
         self._driver.cancel(cancel_cause)
 
@@ -291,7 +280,7 @@ class AgentLoop:
         if self._driver.busy or self._driver.compacting:
             raise AgentError(f"compact_now() needs agent {self.id!r} idle, not compacting")
         with self._driver.paused():
-            result = await self._context.compact_now()
+            result = await self._ctx.window.compact_now()
             await self._flush()
             return result
 
@@ -300,16 +289,16 @@ class AgentLoop:
     @property
     def pending_approvals(self) -> tuple[PendingApproval, ...]:
         """The tool calls waiting for a person's decision, in model order."""
-        return self._approvals.pending
+        return self._ctx.approvals.pending
 
     async def approve(self, call_id: str) -> None:
         """Let the waiting call ``call_id`` run once; durable when this returns."""
-        await self._decide(lambda: self._approvals.approve(call_id))
+        await self._decide(lambda: self._ctx.approvals.approve(call_id))
 
     async def deny(self, call_id: str, reason: str | None = None) -> None:
         """Refuse the waiting call ``call_id``: the model gets an error result naming
         ``reason``; durable when this returns."""
-        await self._decide(lambda: self._approvals.deny(call_id, reason))
+        await self._decide(lambda: self._ctx.approvals.deny(call_id, reason))
 
     async def _decide(self, record: Callable[[], None]) -> None:
         """Record a decision (an unknown or decided call raises ``ApprovalError``),
@@ -365,8 +354,8 @@ class AgentLoop:
         check_idle(self._session, self._driver.busy, self._pending(), "regenerate")
         answer_to_last_prompt(self._session)
         asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
-        provider, model = self._options["provider"], self._options["model"]
-        self._driver.start(prelude=Regeneration(self._session, provider, model))
+        regeneration = Regeneration(self._session, self._config.provider, self._config.model)
+        self._driver.start(Regenerate(regeneration))
 
     async def edit(self, message_id: MessageId | str, content: ContentInput) -> AgentLoop:
         """Change the prompt ``message_id`` to ``content``: a new message with a new id
@@ -377,17 +366,19 @@ class AgentLoop:
         check_idle(self._session, self._driver.busy, self._pending(), "edit")
         plan = plan_edit(self._session, message_id)
         edited = plan.edited(content)
-        branch = AgentLoop(session=fork_before(self._session, plan.boundary), **self._options)
-        for handler in self._pre_step_handlers:
-            branch.on_pre_step(handler)
-        await start_branch(branch, self._store, plan, edited)
+        config = replace(self._config, pre_step=tuple(self._pre_step_handlers))
+        fork = fork_before(self._session, plan.boundary)
+        branch = AgentLoop.from_config(session=fork, config=config)
+        await start_branch(branch, config.store, plan, edited)
         return branch
 
     def _pending(self) -> int:
-        return len(self._inbox.next_step) + len(self._inbox.next_turn)
+        inbox = self._ctx.inbox
+        return len(inbox.next_step) + len(inbox.next_turn)
 
     # --- durability ---------------------------------------------------------------------
 
     async def _flush(self) -> None:
-        if self._store is not None:
-            await self._store.flush(self._session)
+        store = self._config.store
+        if store is not None:
+            await store.flush(self._session)

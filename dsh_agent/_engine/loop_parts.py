@@ -1,10 +1,11 @@
-"""The parts an agent loop is built from, wired from its constructor's options.
+"""The parts an agent loop is built from, wired from its configuration.
 
 The loop itself delivers, closes and exposes the verbs; the parts do the work: the
-durable inbox, the approval gate, the context hook (compaction), the retry scheduler,
+durable inbox, the approval gate, the context hook (compaction), the retry scheduler
+(together the :class:`~dsh_agent._engine.context.EngineContext` every runner shares),
 the step and turn runners, and the driver that runs turn after turn.
 
-No part holds the loop itself while it is idle (the wiring reaches it through a weak
+No part holds the loop itself while it is idle (the context reaches it through a weak
 reference, and its callbacks close over its lists and flag, not over the loop): an
 idle loop that its program drops is freed at once by reference counting, and with it
 its session and events, instead of waiting as a reference cycle for the collector.
@@ -16,27 +17,22 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from dsh_agent._agent import Agent
+from dsh_agent._agent import Agent, PreStepHandler
 from dsh_agent._cancellation import CancelScope
+from dsh_agent._config import AgentConfig
+from dsh_agent._engine.context import Checkpoint, EngineContext
 from dsh_agent._engine.driver import TurnDriver
 from dsh_agent._engine.request_header import index_tools, loop_header
-from dsh_agent._engine.step import Checkpoint, StepRunner
+from dsh_agent._engine.step import StepRunner
 from dsh_agent._engine.turn import TurnRunner
-from dsh_agent._model_settings import ModelSettings
 from dsh_agent._notifications import Notification
-from dsh_agent._prestep import PreStepHandler
 from dsh_agent.approvals._gate import ApprovalGate
-from dsh_agent.approvals._policy import ApprovalPolicy
-from dsh_agent.compaction._config import Compaction
 from dsh_agent.compaction._hook import ContextHook
 from dsh_agent.errors import AgentError
 from dsh_agent.inbox import Inbox
-from dsh_agent.retry._policy import RetryPolicy
 from dsh_agent.retry._scheduler import RetryScheduler
-from dsh_agent.tools import Tool
-from dsh_llm._request import ModelAdapter
 from dsh_session._session import Session
 
 if TYPE_CHECKING:
@@ -47,10 +43,7 @@ if TYPE_CHECKING:
 class LoopParts:
     """What one agent loop drives its session with."""
 
-    inbox: Inbox
-    approvals: ApprovalGate
-    context: ContextHook
-    retries: RetryScheduler | None
+    context: EngineContext
     steps: StepRunner
     driver: TurnDriver
 
@@ -63,7 +56,6 @@ class LoopWiring:
     agent: Callable[[], Agent | None]
     """The loop, through a weak reference."""
     notify: Callable[[Notification], None]
-    checkpoint: Checkpoint
     pre_step_handlers: Sequence[PreStepHandler]
     closed: Callable[[], bool]
 
@@ -99,28 +91,12 @@ async def _no_store(scope: CancelScope) -> None:
     """Nothing to make durable without a store."""
 
 
-def build_parts(
-    wiring: LoopWiring,
-    *,
-    session: Session,
-    adapter: ModelAdapter,
-    provider: str,
-    model: str,
-    system: str | None,
-    tools: Sequence[Tool],
-    settings: ModelSettings,
-    check_requests: bool,
-    retry: RetryPolicy | None,
-    context_window: int | None,
-    compaction: Compaction | None,
-    approval: ApprovalPolicy | None,
-    deps: object,
-) -> LoopParts:
-    """Check the options against ``session`` and build the parts; a bad option (two
+def build_parts(wiring: LoopWiring, session: Session, config: AgentConfig[Any]) -> LoopParts:
+    """Check ``config`` against ``session`` and build the parts; a bad option (two
     tools of one name, a bad setting, a turn left open that waits for no approval)
     raises before anything is written."""
-    indexed = index_tools(tools)
-    gate = ApprovalGate(session, indexed, approval)
+    indexed = index_tools(config.tools)
+    gate = ApprovalGate(session, indexed, config.approval)
     if session.open_turn is not None and not gate.pending:
         raise AgentError(
             f"session {session.id!r} has turn {session.open_turn} open; an agent "
@@ -128,56 +104,44 @@ def build_parts(
             "it), or one whose turn waits for approval"
         )
     header = loop_header(
-        provider=provider, model=model, system=system, tools=tools, settings=settings
+        provider=config.provider,
+        model=config.model,
+        system=config.system,
+        tools=config.tools,
+        settings=config.model_settings,
     )
-    context = ContextHook(
+    window = ContextHook(
         session=session,
-        adapter=adapter,
+        adapter=config.adapter,
         header=header,
-        policy=compaction,
-        context_window=context_window,
+        policy=config.compaction,
+        context_window=config.context_window,
     )
     inbox = Inbox(session, wiring.notify)
-    retries = (
-        None
+    checkpoint = store_checkpoint(config.store, session)
+    retry = config.retry
+    context = EngineContext(
+        session=session,
+        inbox=inbox,
+        checkpoint=checkpoint,
+        notify=wiring.notify,
+        approvals=gate,
+        window=window,
+        retries=None
         if retry is None
-        else RetryScheduler(session=session, policy=retry, checkpoint=wiring.checkpoint)
+        else RetryScheduler(session=session, policy=retry, checkpoint=checkpoint),
+        deps=config.deps,
+        pre_step_handlers=wiring.pre_step_handlers,
+        agent=wiring.agent,
+        closed=wiring.closed,
     )
     steps = StepRunner(
-        session=session,
-        adapter=adapter,
-        tools=indexed,
+        context=context,
+        adapter=config.adapter,
         header=header,
-        inbox=inbox,
-        checkpoint=wiring.checkpoint,
-        check_requests=check_requests,
-        notify=wiring.notify,
-        retry=retries,
-        context=context,
-        approvals=gate,
-        deps=deps,
+        tools=indexed,
+        check_requests=config.check_requests,
     )
-    turns = TurnRunner(
-        agent=wiring.agent,
-        session=session,
-        inbox=inbox,
-        steps=steps,
-        pre_step_handlers=wiring.pre_step_handlers,
-        checkpoint=wiring.checkpoint,
-        notify=wiring.notify,
-        context=context,
-    )
-    driver = TurnDriver(
-        session=session,
-        inbox=inbox,
-        steps=steps,
-        turns=turns,
-        retries=retries,
-        approvals=gate,
-        notify=wiring.notify,
-        closed=wiring.closed,
-        owner=wiring.agent,
-    )
-    return LoopParts(
-        inbox=inbox, approvals=gate, context=context, retries=retries, steps=steps, driver=driver
-    )
+    turns = TurnRunner(context=context, steps=steps)
+    driver = TurnDriver(context=context, steps=steps, turns=turns)
+    return LoopParts(context=context, steps=steps, driver=driver)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
-from typing import Any, Generic, Protocol, overload, runtime_checkable
+from typing import Any, Protocol, overload, runtime_checkable
 
 from pydantic import BaseModel
 from typing_extensions import TypeVar
@@ -14,39 +13,19 @@ from typing_extensions import TypeVar
 from dsh_agent._agent import Agent
 from dsh_agent._failures import TurnFailed
 from dsh_agent._model_settings import ModelSettings
+from dsh_agent._run_result import RunResult
 from dsh_agent._structured_output import DEFAULT_OUTPUT_RETRIES, OutputCollector
 from dsh_agent.tools import Tool
 from dsh_llm._content import TextBlock
 from dsh_llm._messages import UserMessage
-from dsh_llm._stream import LlmFailure
 from dsh_session.events import (
     AssistantMessageEvent,
     ErrorReason,
-    LogEvent,
     SessionEvent,
     TurnEndEvent,
 )
 
-OutputT = TypeVar("OutputT", default=None)
 ModelT = TypeVar("ModelT", bound=BaseModel)
-_NO_OUTPUT: Any = None
-
-
-@dataclass(frozen=True, slots=True)
-class RunResult(Generic[OutputT]):
-    """What a run observed. It reports the interval, not causation: another caller's
-    input may have run in the same interval."""
-
-    final_response: str | None
-    """The text of the last committed assistant message that had text, if any."""
-    finish_reason: str | None
-    """The ``kind`` of the last turn-end reason (e.g. ``completed``), if a turn ended."""
-    events: tuple[LogEvent, ...]
-    """The events from the message's inbox receipt to the next idle."""
-    failure: LlmFailure | None = None
-    """Why the last turn of the interval failed, when it ended ``error``."""
-    output: OutputT = _NO_OUTPUT
-    """The validated answer when the run asked for an ``output_type`` (else None)."""
 
 
 @runtime_checkable

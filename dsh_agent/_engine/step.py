@@ -14,24 +14,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from typing import Literal, TypeVar
 
 from dsh_agent._cancellation import CancelScope, TurnAborted
+from dsh_agent._engine.context import EngineContext, Prelude
 from dsh_agent._engine.tool_runner import ToolRunner
-from dsh_agent._notifications import AssistantStreamStarted, Notification
+from dsh_agent._notifications import AssistantStreamStarted
 from dsh_agent.approvals._errors import ApprovalsPending
-from dsh_agent.approvals._gate import ApprovalGate
 from dsh_agent.approvals._open_step import open_step
-from dsh_agent.compaction._hook import ContextHook
-from dsh_agent.inbox import Inbox
 from dsh_agent.requests import (
     RequestMismatch,
     build_request,
     diff_requests,
     reconstruct_request,
 )
-from dsh_agent.retry._scheduler import RetryScheduler
 from dsh_agent.tools import Tool
 from dsh_llm._assembler import BlockAssembler
 from dsh_llm._content import ToolCallBlock
@@ -47,7 +44,6 @@ from dsh_llm._stream import (
 )
 from dsh_llm.errors import LlmError
 from dsh_llm.failure_codes import INVALID_REQUEST, MALFORMED_RESPONSE, STREAM_CLOSED
-from dsh_session._session import Session
 from dsh_session.events import (
     AssistantChunkData,
     AssistantMessageData,
@@ -69,13 +65,6 @@ MALFORMED_STREAM = MALFORMED_RESPONSE
 """The failure code of an attempt whose chunks cannot be assembled into a message; the
 message says the chunks, not the provider's bytes, were at fault."""
 
-Checkpoint = Callable[[CancelScope], Awaitable[None]]
-"""Makes the log durable so far (a no-op without a store)."""
-Prelude = Callable[[int, int], None]
-"""Called with the turn and step right after ``step/start``, before the step's input is
-logged: e.g. regenerate's surface replace (:mod:`dsh_agent._engine.branching`). A turn given
-one runs its first step even with no new input."""
-
 _COMPLETED = CompletedReason()
 _MAX_TOKENS = MaxTokensReason()
 _T = TypeVar("_T")
@@ -87,36 +76,21 @@ class StepRunner:
     def __init__(
         self,
         *,
-        session: Session,
+        context: EngineContext,
         adapter: ModelAdapter,
-        tools: Mapping[str, Tool],
         header: RequestHeader,
-        inbox: Inbox,
-        checkpoint: Checkpoint,
+        tools: Mapping[str, Tool],
         check_requests: bool,
-        notify: Callable[[Notification], None],
-        retry: RetryScheduler | None,
-        context: ContextHook,
-        approvals: ApprovalGate,
-        deps: object = None,
     ) -> None:
-        self._session = session
-        self._retry = retry
-        self._context = context
-        self._approvals = approvals
-        self._notify = notify
+        self._ctx = context
         self._adapter = adapter
         self._header = header
-        self._inbox = inbox
-        self._checkpoint = checkpoint
         self._check_requests = check_requests
         self._header_logged = False
         self._concluded_waiting: set[tuple[int, int]] = set()
         """Steps that committed a concluding result, then waited for approval: the
         turn ends when they go on (in this process; the log does not say)."""
-        self._tool_runner = ToolRunner(
-            session=session, tools=tools, inbox=inbox, checkpoint=checkpoint, deps=deps
-        )
+        self._tool_runner = ToolRunner(context=context, tools=tools)
 
     @property
     def header(self) -> RequestHeader:
@@ -133,7 +107,7 @@ class StepRunner:
         logged as a ``change`` before that request)."""
         self._header = header
         self._tool_runner.tools = tools
-        self._approvals.tools = tools
+        self._ctx.approvals.tools = tools
 
     @property
     def tool_tasks(self) -> frozenset[asyncio.Task[object]]:
@@ -152,7 +126,7 @@ class StepRunner:
         error), or None when tools ran and the model needs another step. Raises
         :class:`TurnAborted` once the step is closed when the turn was cancelled."""
         bracket = StepData(turn=turn, step=step)  # one value for step/start and step/end
-        self._session.append("step/start", bracket)
+        self._ctx.session.append("step/start", bracket)
         return await self._closing(bracket, self._attempts(scope, turn, step, entering, prelude))
 
     async def _attempts(
@@ -164,7 +138,7 @@ class StepRunner:
         prelude: Prelude | None,
     ) -> TurnEndReason | None:
         """The inside of :meth:`run`, between ``step/start`` and ``step/end``."""
-        append = self._session.append
+        append = self._ctx.session.append
         if prelude is not None:
             prelude(turn, step)
         for message in entering:
@@ -172,7 +146,7 @@ class StepRunner:
         while True:  # one attempt, and one more after each retry wait
             request = self._request()
             if self._check_requests:
-                differences = diff_requests(request, reconstruct_request(self._session.events))
+                differences = diff_requests(request, reconstruct_request(self._ctx.session.events))
                 if differences:
                     mismatch = str(RequestMismatch(differences))
                     # The harness has no check mode; its nearest code, detail in the message.
@@ -180,13 +154,14 @@ class StepRunner:
                         message=f"request mismatch: {mismatch}", code=INVALID_REQUEST
                     )
                     return ErrorReason(error=failure)
-            await self._checkpoint(scope)
+            await self._ctx.checkpoint(scope)
             outcome = await self._answer(scope, turn, step, request)
-            if await self._context.recover(scope, turn, outcome):  # overflow: compacted
+            if await self._ctx.window.recover(scope, turn, outcome):  # overflow: compacted
                 outcome = await self._answer(scope, turn, step, self._request())
-            if not isinstance(outcome, ErrorReason) or self._retry is None:
+            retries = self._ctx.retries
+            if not isinstance(outcome, ErrorReason) or retries is None:
                 return outcome
-            if not await self._retry.wait(scope, turn, step, request.provider, outcome.error):
+            if not await retries.wait(scope, turn, step, request.provider, outcome.error):
                 return outcome
 
     async def resume(self, scope: CancelScope, turn: int, step: int) -> TurnEndReason | None:
@@ -194,7 +169,7 @@ class StepRunner:
         (possibly by another process), then close the step: completed when a result
         concluded the turn, else None. Raises :class:`ApprovalsPending` again while a
         call is still undecided."""
-        current = open_step(self._session)
+        current = open_step(self._ctx.session)
         assert current is not None and (current.turn, current.step) == (turn, step)
         tools = self._run_tools(scope, turn, step, current.calls)
         concluded = await self._closing(StepData(turn=turn, step=step), tools)
@@ -209,9 +184,9 @@ class StepRunner:
         except ApprovalsPending:
             raise
         except BaseException:
-            self._session.append("step/end", bracket)
+            self._ctx.session.append("step/end", bracket)
             raise
-        self._session.append("step/end", bracket)
+        self._ctx.session.append("step/end", bracket)
         return result
 
     def _request(self) -> GenerateRequest:
@@ -219,22 +194,23 @@ class StepRunner:
         history (the very message objects of the log). The first request of this runner
         always logs it (``initial`` on a log without one, else ``resume``); later ones
         only when the log's latest header differs (``change``, e.g. another writer)."""
-        header, logged = self._header, self._session.request_header
+        session = self._ctx.session
+        header, logged = self._header, session.request_header
         if not self._header_logged or (logged is not header and logged != header):
             reason: Literal["initial", "resume", "change"] = (
                 "change" if self._header_logged else "initial" if logged is None else "resume"
             )
-            self._session.append("request/header", RequestHeaderData(header=header, reason=reason))
+            session.append("request/header", RequestHeaderData(header=header, reason=reason))
             self._header_logged = True
-        self._context.note_route(header)
-        return build_request(header, self._session.derive_messages())
+        self._ctx.window.note_route(header)
+        return build_request(header, session.derive_messages())
 
     async def _answer(
         self, scope: CancelScope, turn: int, step: int, request: GenerateRequest
     ) -> TurnEndReason | None:
         """Stream the model's answer, commit it, and run the tool calls it requests."""
         assembler = BlockAssembler()
-        self._notify(AssistantStreamStarted(assembler.message_id, turn, step))
+        self._ctx.notify(AssistantStreamStarted(assembler.message_id, turn, step))
         chunk_seqs: list[int] = []
         provider, model = request.provider, request.model
         try:
@@ -243,7 +219,7 @@ class StepRunner:
         except TurnAborted:
             prefix = assembler.interrupted_message(provider=provider, model=model)
             if prefix is not None:
-                self._session.append(
+                self._ctx.session.append(
                     "assistant/message",
                     AssistantMessageData(
                         turn=turn,
@@ -264,7 +240,7 @@ class StepRunner:
             # The attempt already ended at its finish chunk: the turn ends with the
             # failure, and no second finish is logged for it.
             return ErrorReason(error=_malformed(error))
-        self._session.append(
+        self._ctx.session.append(
             "assistant/message",
             AssistantMessageData(turn=turn, step=step, message=message, usage=assembler.usage),
             source_event_seqs=tuple(chunk_seqs),
@@ -298,7 +274,7 @@ class StepRunner:
             finally:
                 await _close(stream)
         except Exception as error:
-            _log.warning("agent %s: the model adapter raised", self._session.id, exc_info=True)
+            _log.warning("agent %s: the model adapter raised", self._ctx.session.id, exc_info=True)
             failure = LlmFailure.from_exception(error)
         if failure is not None:
             finish = _error_finish(failure)
@@ -333,7 +309,7 @@ class StepRunner:
     def _record_chunk(
         self, turn: int, step: int, chunk: StreamChunk, chunk_seqs: list[int]
     ) -> None:
-        event = self._session.append(
+        event = self._ctx.session.append(
             "assistant/chunk", AssistantChunkData(turn=turn, step=step, chunk=chunk)
         )
         chunk_seqs.append(event.seq)
@@ -357,9 +333,9 @@ class StepRunner:
         try:
             while True:
                 if scope.cause is not None:
-                    admitted, waiting = self._approvals.withdraw(calls), False
+                    admitted, waiting = self._ctx.approvals.withdraw(calls), False
                 else:
-                    admitted, waiting = self._approvals.admit(turn, step, calls, fresh=fresh)
+                    admitted, waiting = self._ctx.approvals.admit(turn, step, calls, fresh=fresh)
                     fresh = False
                 if await self._tool_runner.run(scope, turn, step, admitted):
                     concluded = True
@@ -372,7 +348,7 @@ class StepRunner:
                 self._concluded_waiting.add((turn, step))
             raise
         except Exception as error:
-            left = self._approvals.withdraw(calls)
+            left = self._ctx.approvals.withdraw(calls)
             self._tool_runner.answer_not_started(scope, turn, step, left, error)
             raise
 

@@ -17,16 +17,15 @@ answered as not started before the failure propagates.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from dsh_agent._cancellation import CancelScope
+from dsh_agent._engine.context import EngineContext
 from dsh_agent._engine.settling import until_one_done
 from dsh_agent._tool_context import ToolContext
-from dsh_agent.inbox import Inbox
 from dsh_agent.tools import Tool, ToolCallOutcome, execute_tool_call
 from dsh_llm._content import TextBlock, ToolCallBlock
 from dsh_llm._create import create_tool_result_message
-from dsh_session._session import Session
 from dsh_session.events import ToolCallData, ToolErrorInfo, ToolResultData
 
 DEFAULT_MAX_PARALLEL = 10
@@ -40,9 +39,6 @@ ABORTED_BEFORE_DISPATCH = ToolCallOutcome(
     additional_contexts=(),
 )
 
-Checkpoint = Callable[[CancelScope], Awaitable[None]]
-"""Makes the log durable so far (a no-op without a store)."""
-
 
 class ToolRunner:
     """Runs and commits one step's tool calls against a session."""
@@ -50,21 +46,15 @@ class ToolRunner:
     def __init__(
         self,
         *,
-        session: Session,
+        context: EngineContext,
         tools: Mapping[str, Tool],
-        inbox: Inbox,
-        checkpoint: Checkpoint,
-        deps: object = None,
         max_parallel: int = DEFAULT_MAX_PARALLEL,
     ) -> None:
         if max_parallel < 1:
             raise ValueError(f"max_parallel must be at least 1, not {max_parallel}")
-        self._session = session
+        self._ctx = context
         self.tools = tools
         """The tools calls are looked up in (swapped between steps by overrides)."""
-        self._inbox = inbox
-        self._checkpoint = checkpoint
-        self._deps = deps
         self._max_parallel = max_parallel
         self.tasks: set[asyncio.Task[ToolCallOutcome]] = set()
         """The tasks running tool calls right now."""
@@ -158,7 +148,7 @@ class _Batch:
     async def _start(self, index: int) -> None:
         call = self._calls[index]
         self._call_seqs[index] = self._log_call(call)
-        await self._runner._checkpoint(self._scope)
+        await self._runner._ctx.checkpoint(self._scope)
         if self._scope.cause is not None:
             self._outcomes[index] = ABORTED_BEFORE_DISPATCH
             return
@@ -167,7 +157,7 @@ class _Batch:
             turn=self._turn,
             step=self._step,
             cancelled=self._scope.cancelled,
-            deps=self._runner._deps,
+            deps=self._runner._ctx.deps,
         )
         task = asyncio.ensure_future(execute_tool_call(self._runner.tools, call, context))
         self._running[task] = index
@@ -199,7 +189,7 @@ class _Batch:
         message = create_tool_result_message(
             call_id=call.id, content=outcome.content, is_error=outcome.is_error
         )
-        self._runner._session.append(
+        self._runner._ctx.session.append(
             "tool/result",
             ToolResultData(
                 turn=self._turn,
@@ -213,7 +203,7 @@ class _Batch:
         self.committed = index + 1
         self.concluded = self.concluded or outcome.concludes_turn
         for context in outcome.additional_contexts:
-            self._runner._inbox.append("next-step", context)
+            self._runner._ctx.inbox.append("next-step", context)
 
     def answer_rest(self, outcome: ToolCallOutcome) -> None:
         """Commit what settled, then answer every call left with ``outcome``."""
@@ -234,7 +224,7 @@ class _Batch:
             name=call.name,
             arguments=call.arguments,
         )
-        return self._runner._session.append("tool/call", data).seq
+        return self._runner._ctx.session.append("tool/call", data).seq
 
 
 def _not_started(error: Exception) -> ToolCallOutcome:

@@ -25,14 +25,16 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Protocol, Self
 
 from dsh_agent._notifications import (
+    AgentStatus,
     AssistantStreamStarted,
     InboxClaimed,
     InboxDiscarded,
     InboxInserted,
     Notification,
+    NotificationObserver,
     StatusChanged,
 )
 from dsh_agent.errors import StreamOverflowError
@@ -76,7 +78,6 @@ from dsh_session.events import (
 )
 
 if TYPE_CHECKING:
-    from dsh_agent._agent import Agent
     from dsh_session._session import Session
 
 DEFAULT_MAX_PENDING = 10_000
@@ -84,12 +85,27 @@ DEFAULT_MAX_PENDING = 10_000
 gives up with :class:`StreamOverflowError`."""
 
 
+class StreamedAgent(Protocol):
+    """What a stream needs of its agent; every :class:`~dsh_agent.Agent` has it. (Named
+    here rather than importing the protocol, which returns :class:`UpdateStream`.)"""
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def status(self) -> AgentStatus: ...
+
+    def subscribe(self, observer: NotificationObserver) -> Callable[[], None]: ...
+
+    def followup(self, message: UserMessage) -> None: ...
+
+
 class _Buffer:
     """What the observers write into: the pending updates and how the stream ends.
     Kept apart from :class:`UpdateStream` so the agent's observer lists never hold
     the iterator itself, which can then be collected (and unsubscribe) after ``break``."""
 
-    def __init__(self, agent: Agent, max_pending: int, merge_deltas: bool) -> None:
+    def __init__(self, agent: StreamedAgent, max_pending: int, merge_deltas: bool) -> None:
         self.agent = agent
         self.max_pending = max_pending
         self.merge_deltas = merge_deltas
@@ -331,7 +347,7 @@ class UpdateStream:
 
 
 def run_stream(
-    agent: Agent,
+    agent: StreamedAgent,
     message: UserMessage,
     *,
     max_pending: int = DEFAULT_MAX_PENDING,

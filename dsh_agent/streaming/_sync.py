@@ -21,10 +21,10 @@ from typing import Any, Self, TypeAlias, TypeVar, overload
 
 from pydantic import BaseModel
 
-from dsh_agent._agent import Agent
-from dsh_agent._engine.branching import ContentInput
-from dsh_agent._engine.run import ModelT, RunResult, run, run_verb
+from dsh_agent._agent import Agent, ContentInput
+from dsh_agent._engine.run import ModelT, run, run_verb
 from dsh_agent._model_settings import ModelSettings
+from dsh_agent._run_result import RunResult
 from dsh_agent._structured_output import DEFAULT_OUTPUT_RETRIES
 from dsh_agent.approvals._gate import PendingApproval
 from dsh_agent.errors import AgentError

@@ -20,7 +20,7 @@ from rich.text import Text
 from dsh_agent import AgentLoop
 from dsh_cli._commands.chat_approvals import load_tools, pending_note
 from dsh_cli._commands.chat_script import chat_from_lines
-from dsh_cli._commands.chat_settings import add_settings_arguments, settings_options
+from dsh_cli._commands.chat_settings import add_settings_arguments, model_settings
 from dsh_cli._commands.output import stderr_console
 from dsh_cli._commands.session_ids import ID_HELP, resolve_session_id
 from dsh_cli._commands.storage import add_store_argument, load_session
@@ -131,7 +131,7 @@ async def _chat(args: argparse.Namespace) -> int:
             system=args.system,
             store=store,
             tools=tools,
-            **settings_options(args),
+            model_settings=model_settings(args),
         )
         waiting = pending_note(agent.pending_approvals)
         if waiting is not None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+
+from dsh_agent import ModelSettings
 
 
 def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,12 +19,12 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def settings_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``AgentLoop`` keyword arguments the flags give."""
-    return {
-        "temperature": args.temperature,
-        "top_p": args.top_p,
-        "max_tokens": args.max_tokens,
-        "reasoning_effort": args.reasoning_effort,
-        "stop": args.stop,
-    }
+def model_settings(args: argparse.Namespace) -> ModelSettings:
+    """The loop's ``model_settings`` the flags give."""
+    return ModelSettings(
+        temperature=args.temperature,
+        top_p=args.top_p,
+        max_tokens=args.max_tokens,
+        reasoning_effort=args.reasoning_effort,
+        stop=None if args.stop is None else tuple(args.stop),
+    )

@@ -118,11 +118,19 @@ class SessionEvent(DshModel):
         return super().model_validate_json(json_data, **kwargs)
 
 
-def _adapter() -> TypeAdapter[Any]:
-    # The adapter is built over the concrete classes, which are built over this module.
-    from dsh_session._events.log_event import SessionEventAdapter
+_DISPATCH: list[TypeAdapter[Any]] = []
+"""The adapter over every concrete event class, once :mod:`.log_event` has built it
+(over classes built over this module, so it registers itself rather than being
+imported here)."""
 
-    return SessionEventAdapter
+
+def register_dispatch(adapter: TypeAdapter[Any]) -> None:
+    """Make ``adapter`` what ``SessionEvent.model_validate`` dispatches through."""
+    _DISPATCH[:] = [adapter]
+
+
+def _adapter() -> TypeAdapter[Any]:
+    return _DISPATCH[0]
 
 
 class SurfaceEvent(SessionEvent):

@@ -35,7 +35,7 @@ from dsh_session._events.classes import (
     TurnStartEvent,
     UserMessageEvent,
 )
-from dsh_session._events.envelope import PlainEvent
+from dsh_session._events.envelope import PlainEvent, register_dispatch
 from dsh_session._events.table import EVENT_TYPES
 
 __all__ = [
@@ -110,3 +110,4 @@ AnySessionEvent: TypeAlias = Annotated[KnownEvent | UnknownEvent, Field(union_mo
 
 SessionEventAdapter: TypeAdapter[AnySessionEvent] = TypeAdapter(AnySessionEvent)
 """Validates (from Python or JSON) and dumps one event of any type."""
+register_dispatch(SessionEventAdapter)

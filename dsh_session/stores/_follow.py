@@ -10,15 +10,29 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncGenerator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import AsyncGenerator, Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from dsh_session._header import SessionId
 from dsh_session.errors import SessionCorruptError
 from dsh_session.events import LogEvent, SessionEvent
 
-if TYPE_CHECKING:
-    from dsh_session.stores._base import SessionStore
+T = TypeVar("T")
+
+
+class FollowedStore(Protocol):
+    """What a follower uses of a store: its internals, which every ``SessionStore`` has
+    (named here so that this module does not import the store it serves)."""
+
+    _closed: bool
+
+    def _check_open(self) -> None: ...
+
+    def _read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]: ...
+
+    def _reading(self, what: str, read: Callable[..., T], *args: Any) -> T: ...
+
+    async def _call(self, call: Callable[[], T], *, batch_size: int | None = None) -> T: ...
 
 
 def check_from_seq(from_seq: int) -> None:
@@ -41,7 +55,7 @@ def in_order(
 
 
 async def poll_events(
-    store: SessionStore, session_id: SessionId, from_seq: int, interval: float
+    store: FollowedStore, session_id: SessionId, from_seq: int, interval: float
 ) -> AsyncGenerator[LogEvent, None]:
     """Follow ``session_id`` in ``store`` by reading its new events every ``interval``
     (``from_seq`` is checked by the caller)."""

@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 
 from dsh_agent import Enter, PreStep, Reject, ToolContext, tool
-from dsh_agent._prestep import CallNext
+from dsh_agent._agent import CallNext
 from dsh_llm import GenerateRequest, ReasoningBlock, TextBlock
 from dsh_llm.testing import FunctionAdapter, ScriptedAdapter, reply
 from dsh_session import AbortedReason, DisposedCause, HookCause, UserCause

@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from dsh_agent import Enter, PreStep, Reject, ToolOutput, tool
-from dsh_agent._prestep import CallNext
+from dsh_agent._agent import CallNext
 from dsh_llm import GenerateRequest, TextBlock, create_user_message
 from dsh_llm.testing import FunctionAdapter, ScriptedAdapter, reply
 

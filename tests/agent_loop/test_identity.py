@@ -5,7 +5,7 @@ derived history and the model request. A rewrite keeps the id; new context gets 
 from __future__ import annotations
 
 from dsh_agent import Enter, InboxClaimed, InboxInserted, PreStep, Reject
-from dsh_agent._prestep import CallNext
+from dsh_agent._agent import CallNext
 from dsh_llm import TextBlock, UserMessage, create_user_message, replace_content
 from dsh_llm.testing import ScriptedAdapter
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_agent import AgentError, AgentLoop, reconstruct_requests, tool
+from dsh_agent import AgentError, AgentLoop, ModelSettings, reconstruct_requests, tool
 from dsh_llm import (
     MAX_JSON_DEPTH,
     GenerateRequest,
@@ -72,7 +72,9 @@ async def test_turn_numbers_continue_from_the_log(session: Session) -> None:
 
 async def test_the_request_carries_the_header_and_the_history(make_agent: AgentFactory) -> None:
     adapter = ScriptedAdapter(["ok"])
-    agent = make_agent(adapter, system="Be brief.", tools=[add], max_tokens=256)
+    agent = make_agent(
+        adapter, system="Be brief.", tools=[add], model_settings=ModelSettings(max_tokens=256)
+    )
 
     agent.followup(fixed("m1", "hi"))
     await agent.when_idle()

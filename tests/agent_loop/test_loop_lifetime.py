@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from dsh_agent import AgentLoop, SessionInUseError, tool
-from dsh_agent._prestep import PreStep
+from dsh_agent._agent import PreStep
 from dsh_llm import FinishChunk, GenerateRequest, StopFinish, StreamChunk, TextDeltaChunk
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session, TurnEndEvent

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from dsh_agent import Enter, PreStep, Reject
-from dsh_agent._prestep import CallNext
+from dsh_agent._agent import CallNext
 from dsh_llm import LlmError, LlmFailure, create_user_message
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import ErrorReason, Session

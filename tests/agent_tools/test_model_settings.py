@@ -25,11 +25,13 @@ def make_agent(adapter: ScriptedAdapter) -> AgentLoop:
         adapter=adapter,
         provider="test",
         model="test-model",
-        temperature=0.2,
-        top_p=0.9,
-        stop=["END"],
-        reasoning_effort="high",
-        max_tokens=100,
+        model_settings=ModelSettings(
+            temperature=0.2,
+            top_p=0.9,
+            stop=("END",),
+            reasoning_effort="high",
+            max_tokens=100,
+        ),
         check_requests=True,
     )
 
@@ -78,7 +80,7 @@ def test_a_bad_setting_is_refused_naming_the_field() -> None:
             adapter=ScriptedAdapter([]),
             provider="test",
             model="m",
-            temperature=-1,
+            model_settings=ModelSettings(temperature=-1),
         )
     with pytest.raises(TypeError, match="stop"):
         ModelSettings(stop="END")  # type: ignore[arg-type]

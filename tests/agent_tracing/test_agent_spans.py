@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from dsh_agent import AgentLoop, reconstruct_requests, run, tool
+from dsh_agent import AgentLoop, ModelSettings, reconstruct_requests, run, tool
 from dsh_agent.tracing import trace_agent
 from dsh_llm import LlmFailure, create_user_message
 from dsh_llm.testing import ScriptedAdapter, reply
@@ -50,7 +50,7 @@ def _agent(session: Session, adapter: ScriptedAdapter) -> AgentLoop:
         model="scripted-1",
         system="Be brief.",
         tools=[weather],
-        max_tokens=256,
+        model_settings=ModelSettings(max_tokens=256),
     )
 
 

@@ -13,22 +13,25 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import psycopg
 
 from dsh_session._header import SessionId
 from dsh_session.errors import StoreError
 from dsh_session.events import LogEvent
-from dsh_session.stores._follow import in_order
+from dsh_session.stores._follow import FollowedStore, in_order
 from dsh_session.stores.postgres._fencing import CHANNEL
 
-if TYPE_CHECKING:
-    from dsh_session.stores.postgres._store import PostgresSessionStore
+
+class ListenedStore(FollowedStore, Protocol):
+    """What a listener uses of a PostgreSQL store, besides a follower's needs."""
+
+    dsn: str
 
 
 async def listen_events(
-    store: PostgresSessionStore, session_id: SessionId, from_seq: int, fallback: float
+    store: ListenedStore, session_id: SessionId, from_seq: int, fallback: float
 ) -> AsyncGenerator[LogEvent, None]:
     """Follow ``session_id`` in ``store`` from ``from_seq`` on."""
     store._check_open()

@@ -1,0 +1,32 @@
+"""What an owned run observed: :class:`RunResult` (a leaf, so that ``TurnFailed`` can
+carry one without importing the run machinery)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic
+
+from typing_extensions import TypeVar
+
+from dsh_llm._stream import LlmFailure
+from dsh_session.events import LogEvent
+
+OutputT = TypeVar("OutputT", default=None)
+_NO_OUTPUT: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult(Generic[OutputT]):
+    """What a run observed. It reports the interval, not causation: another caller's
+    input may have run in the same interval."""
+
+    final_response: str | None
+    """The text of the last committed assistant message that had text, if any."""
+    finish_reason: str | None
+    """The ``kind`` of the last turn-end reason (e.g. ``completed``), if a turn ended."""
+    events: tuple[LogEvent, ...]
+    """The events from the message's inbox receipt to the next idle."""
+    failure: LlmFailure | None = None
+    """Why the last turn of the interval failed, when it ended ``error``."""
+    output: OutputT = _NO_OUTPUT
+    """The validated answer when the run asked for an ``output_type`` (else None)."""
