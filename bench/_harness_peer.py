@@ -11,6 +11,9 @@ when three environment variables name it (see bench/README.md, "Harness peer"):
 
 None set: the peer is skipped and the suite says so. Some set, or set to something that
 does not work: :class:`HarnessPeerError`, naming what is wrong.
+
+:class:`HarnessTools` is that environment, checked; the interop tests
+(tests/harness_interop) run their own driver with it.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import os
 import select
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,19 +42,57 @@ class HarnessPeerError(RuntimeError):
     """The harness peer was asked for but cannot run as configured."""
 
 
+@dataclass(frozen=True)
+class HarnessTools:
+    """A harness checkout, ``tsx`` and ``node`` as the environment names them, checked."""
+
+    harness: Path
+    tsx: Path
+    node: Path
+    node_version: str
+
+    @classmethod
+    def from_environment(cls) -> HarnessTools | None:
+        """The tools the three variables name; ``None`` when none is set.
+
+        Raises :class:`HarnessPeerError` when only some are set or one does not work."""
+        values = {name: os.environ.get(name, "") for name in ENVIRONMENT}
+        if not any(values.values()):
+            return None
+        missing = [name for name, value in values.items() if not value]
+        if missing:
+            raise HarnessPeerError(f"harness peer half configured: set {', '.join(missing)} too")
+        harness, tsx, node = (Path(values[name]) for name in ENVIRONMENT)
+        if not (harness / "tsconfig.base.json").is_file():
+            raise HarnessPeerError(f"DSH_BENCH_HARNESS={harness} has no tsconfig.base.json")
+        if not tsx.is_file():
+            raise HarnessPeerError(f"DSH_BENCH_TSX={tsx} is not a file")
+        return cls(harness, tsx, node, _check_node(node))
+
+    def command(self, driver: Path) -> list[str]:
+        """The command line that runs ``driver`` (a ``.mts`` file) under ``tsx``, with
+        the harness's packages resolving from the checkout's sources."""
+        tsconfig = self.harness / "tsconfig.base.json"
+        return [str(self.node), str(self.tsx), "--tsconfig", str(tsconfig), str(driver)]
+
+    def environment(self) -> dict[str, str]:
+        """This process's environment with ``node``'s folder first on ``PATH``."""
+        env = dict(os.environ)
+        env["PATH"] = f"{self.node.parent}{os.pathsep}{env.get('PATH', '')}"
+        return env
+
+
 class HarnessPeer:
     """The driver as a child process: one command line in, one JSON line out, so the
     suite can interleave the driver's repeats with its own."""
 
-    def __init__(self, node: Path, tsx: Path, harness: Path) -> None:
+    def __init__(self, tools: HarnessTools) -> None:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
-        env = dict(os.environ)
-        env["PATH"] = f"{node.parent}{os.pathsep}{env.get('PATH', '')}"
+        env = tools.environment()
         # lets the driver collect before each repeat, as the Python side does
         env["NODE_OPTIONS"] = f"{env.get('NODE_OPTIONS', '')} --expose-gc".strip()
-        command = [str(node), str(tsx), "--tsconfig", str(harness / "tsconfig.base.json")]
         self._process = subprocess.Popen(
-            [*command, str(DRIVER)],
+            tools.command(DRIVER),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -72,19 +114,8 @@ class HarnessPeer:
     @classmethod
     def from_environment(cls) -> HarnessPeer | None:
         """The peer the environment names, started; ``None`` when it names none."""
-        values = {name: os.environ.get(name, "") for name in ENVIRONMENT}
-        if not any(values.values()):
-            return None
-        missing = [name for name, value in values.items() if not value]
-        if missing:
-            raise HarnessPeerError(f"harness peer half configured: set {', '.join(missing)} too")
-        harness, tsx, node = (Path(values[name]) for name in ENVIRONMENT)
-        if not (harness / "tsconfig.base.json").is_file():
-            raise HarnessPeerError(f"DSH_BENCH_HARNESS={harness} has no tsconfig.base.json")
-        if not tsx.is_file():
-            raise HarnessPeerError(f"DSH_BENCH_TSX={tsx} is not a file")
-        _check_node(node)
-        return cls(node, tsx, harness)
+        tools = HarnessTools.from_environment()
+        return None if tools is None else cls(tools)
 
     def append(self, events: int) -> tuple[float, float]:
         """``(wall, cpu)`` seconds of appending ``events`` events to a new session."""
@@ -157,7 +188,8 @@ class HarnessPeer:
         )
 
 
-def _check_node(node: Path) -> None:
+def _check_node(node: Path) -> str:
+    """``node --version`` of a node binary that runs and is recent enough."""
     try:
         version = subprocess.run(
             [str(node), "--version"], capture_output=True, text=True, check=True, timeout=30
@@ -167,3 +199,4 @@ def _check_node(node: Path) -> None:
     major = version.removeprefix("v").split(".")[0]
     if not major.isdigit() or int(major) < MIN_NODE:
         raise HarnessPeerError(f"DSH_BENCH_NODE={node} is node {version}; need >= {MIN_NODE}")
+    return version
