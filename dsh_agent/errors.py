@@ -59,3 +59,15 @@ class StreamOverflowError(AgentError):
 class NothingToRetryError(AgentError):
     """``agent.retry()`` was called but the last turn did not fail (it completed, was
     blocked or cancelled, or no turn has ended yet); nothing was written."""
+
+
+class McpConnectTimeoutError(AgentError, TimeoutError):
+    """An MCP server did not complete the handshake (``initialize``) and list its tools
+    within the toolset's ``connect_timeout``; the attempt was abandoned and its server
+    process (for stdio) stopped. ``timeout`` is that limit in seconds, ``server``
+    names the command or URL."""
+
+    def __init__(self, message: str, *, server: str, timeout: float) -> None:
+        super().__init__(message)
+        self.server = server
+        self.timeout = timeout

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 import math
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -57,6 +58,8 @@ ToolCallInput: TypeAlias = ToolCallBlock | Mapping[str, Any]
 ``call-<n>`` (numbered per adapter)."""
 
 _TOOL_CALL_KEYS = frozenset({"name", "arguments", "id"})
+
+logger = logging.getLogger("dsh_llm.testing")
 
 
 def _checked_call(index: int, call: ToolCallInput) -> ToolCallInput:
@@ -250,7 +253,13 @@ class FunctionAdapter(_PlaybackAdapter):
         self._fn = fn
 
     async def _respond(self, request: GenerateRequest) -> Response:
-        response = self._fn(request)
-        if inspect.isawaitable(response):
-            return await response
-        return response
+        try:
+            response = self._fn(request)
+            if inspect.isawaitable(response):
+                return await response
+            return response
+        except Exception:
+            # It still becomes ``finish {error}``; the traceback is logged, as the real
+            # adapters log what they could not handle (a returned exception is scripted).
+            logger.warning("the FunctionAdapter's function raised", exc_info=True)
+            raise

@@ -18,6 +18,8 @@ import anyio
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import CONNECTION_CLOSED, CallToolResult, Tool
 
+from dsh_agent.errors import McpConnectTimeoutError
+
 McpTarget = StdioServerParameters | str
 """A command to launch and talk to over stdio, or the URL of a Streamable HTTP server."""
 
@@ -46,6 +48,8 @@ class McpConnection:
         self._calls: asyncio.Queue[_Call | None] = asyncio.Queue()
         self._pending: set[_Call] = set()
         self._task: asyncio.Task[None] | None = None
+        self._serving = False
+        """Connected and reading ``_calls`` (where :meth:`close` puts its stop signal)."""
         self._closed = False
 
     @property
@@ -59,9 +63,22 @@ class McpConnection:
         self._task = asyncio.create_task(self._serve(listed), name=f"mcp {self._describe}")
         try:
             return await asyncio.wait_for(asyncio.shield(listed), timeout)
+        except TimeoutError:
+            await self._abandon(listed)
+            raise McpConnectTimeoutError(
+                f"MCP server {self._describe} did not answer initialize and list its tools "
+                f"within connect_timeout={timeout} s",
+                server=self._describe,
+                timeout=timeout,
+            ) from None
         except BaseException:
-            await self.close()
+            await self._abandon(listed)
             raise
+
+    async def _abandon(self, listed: asyncio.Future[list[Tool]]) -> None:
+        """Close a connection that did not open; nobody will read ``listed`` now."""
+        listed.add_done_callback(_consume)
+        await self.close()
 
     async def call(
         self,
@@ -93,6 +110,8 @@ class McpConnection:
         """Stop serving; calls still in flight end with :class:`McpConnectionLost`."""
         self._closed = True
         self._calls.put_nowait(None)
+        if self._task is not None and not self._serving:
+            self._task.cancel()  # still connecting: it never reads the stop signal
         if self._task is not None:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(self._task, 10)
@@ -102,6 +121,7 @@ class McpConnection:
         try:
             async with Client(self._target) as client, anyio.create_task_group() as group:
                 listed.set_result(await _list_tools(client))
+                self._serving = True
                 while (call := await self._calls.get()) is not None:
                     self._pending.add(call)
                     group.start_soon(self._run, client, call)
@@ -152,7 +172,7 @@ class McpConnection:
                 )
 
 
-def _consume(answer: asyncio.Future[CallToolResult]) -> None:
+def _consume(answer: asyncio.Future[Any]) -> None:
     if not answer.cancelled():
         answer.exception()
 

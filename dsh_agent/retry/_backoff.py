@@ -11,7 +11,9 @@ from dsh_llm._stream import LlmFailure
 
 def local_delay_ms(policy: RetryPolicy, retry: int, random: Callable[[], float]) -> int:
     """The jittered exponential delay of retry number ``retry`` (1-based)."""
-    exponent = min(retry - 1, 1024)
+    # 2.0**1023 is the largest finite power of two (2.0**1024 raises OverflowError);
+    # the product may still overflow to inf, which the cap below brings back.
+    exponent = min(retry - 1, 1023)
     exponential = min(policy.initial_delay_ms * 2.0**exponent, policy.max_delay_ms)
     jitter = 1 - policy.jitter_ratio + 2 * policy.jitter_ratio * random()
     return round(min(exponential * jitter, policy.max_delay_ms))

@@ -49,9 +49,16 @@ def reasoning_message_id(message_id: MessageId) -> str:
     return f"{message_id}.reasoning"
 
 
+_LINE_BREAKS_KEPT_RAW = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+"""The characters ``str.splitlines`` (and so ``httpx``'s ``aiter_lines``) breaks lines
+at that ``json.dumps(ensure_ascii=False)`` leaves raw: outside strings JSON never has
+them, so escaping them in place keeps the JSON equal and each event on one line."""
+
+
 def sse_line(event: AgUiEvent) -> str:
     """One server-sent event: ``data: <json>`` and a blank line."""
-    return f"data: {json.dumps(event, ensure_ascii=False, separators=(',', ':'))}\n\n"
+    data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    return f"data: {data.translate(_LINE_BREAKS_KEPT_RAW)}\n\n"
 
 
 def _text_of(blocks: Iterable[ContentBlock], kind: type[TextBlock | ReasoningBlock]) -> str:

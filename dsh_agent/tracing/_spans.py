@@ -85,8 +85,8 @@ class SpanRecorder:
             self._turn.inputs.append(event.data.id)  # a compaction checkpoint is no input
         elif isinstance(event, StepStartEvent | LlmRetryStartedEvent):
             self._start_attempt(event.data.turn, event.data.step, event.seq, now)
-        elif isinstance(event, AssistantMessageEvent):
-            self._on_answer(event, now)
+        elif isinstance(event, AssistantMessageEvent) and not isinstance(event.surface_op, Replace):
+            self._on_answer(event, now)  # a replace (a regenerate's tombstone) is no answer
         elif isinstance(event, LlmRetryEvent | StepEndEvent):
             self._end_attempt(event.seq, now)
         elif isinstance(event, ToolCallEvent):

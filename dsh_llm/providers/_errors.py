@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from typing import NamedTuple
 
+from dsh_llm._frozen_json import JSON_INT_MAX
 from dsh_llm._stream import LlmFailure
 from dsh_llm.errors import LlmError
 from dsh_llm.failure_codes import (
@@ -164,7 +165,9 @@ def _code_for_error_type(body: object, detail: str) -> str:
 
 def retry_after_ms(headers: Mapping[str, str]) -> int | None:
     """The delay the provider asked for: ``retry-after-ms``, or ``retry-after`` in
-    seconds or as an HTTP date. ``None`` when absent, unparsable or not positive."""
+    seconds or as an HTTP date. ``None`` when absent, unparsable or not positive; an
+    absurdly long one is capped at the bound of ``LlmFailure.provider_retry_after_ms``
+    (still far past any retry policy's cap, so it reads as "give up", never raises)."""
     for name, scale in (("retry-after-ms", 1.0), ("retry-after", 1000.0)):
         raw = headers.get(name)
         if raw is None:
@@ -180,7 +183,7 @@ def retry_after_ms(headers: Mapping[str, str]) -> int | None:
                 continue
             delay_ms = (moment - time.time()) * 1000.0
         if math.isfinite(delay_ms) and delay_ms > 0:
-            return math.ceil(delay_ms)
+            return min(math.ceil(delay_ms), JSON_INT_MAX)
     return None
 
 

@@ -9,6 +9,7 @@ without a ``finish_reason`` was cut short and ends in an error finish.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +31,7 @@ from dsh_llm._stream import (
 )
 from dsh_llm.failure_codes import stop_reason_code
 from dsh_llm.providers._blocks import BlockBuilder
+from dsh_llm.providers._errors import MalformedResponseError
 from dsh_llm.providers._openai_wire import REASONING_FIELDS, REPLAY_FORMAT
 from dsh_llm.providers._streaming import stream_cut_short, unknown_stop
 from dsh_llm.providers._wire_values import (
@@ -59,6 +61,12 @@ class ChatStreamTranslator:
         self._usage: TokenUsage | None = None
 
     def feed(self, event: ChatCompletionChunk) -> list[StreamChunk]:
+        if not isinstance(event, ChatCompletionChunk):
+            # The SDK hands over a ``data`` that is not a JSON object as it parsed it
+            # (a list, a number, a string), unvalidated like every other field.
+            raise MalformedResponseError(
+                "the stream event", f"is {reprlib.repr(event)}, not an object"
+            )
         if event.usage is not None:
             self._usage = usage_from_wire(event.usage)
         chunks: list[StreamChunk] = []

@@ -2,7 +2,8 @@
 
 The harness's JSONL backend materializes a session the same way (``materializePosix``
 in session-persistence-jsonl/src/index.ts): missing folders are created with mode 0700
-and their parents fsynced, the content goes to a temporary file (mode 0600) beside the
+and their parents fsynced (existing ones' too: a retry after a failed fsync finds
+them), the content goes to a temporary file (mode 0600) beside the
 final path, is fsynced, and is hard-linked into place. ``link`` fails rather than
 overwrite when the final name exists, so two writers creating one id cannot clobber each
 other. Then the folder is fsynced, so the new entry survives a power loss.
@@ -53,15 +54,19 @@ def publish_new_file(
 
 def _make_folders(root: Path, folder: Path, on_fsync: Callable[[], None]) -> None:
     """Create the missing folders from ``root`` down to ``folder`` (mode 0700), syncing
-    each new one's parent so the entry is durable before a file is published in it."""
-    missing = []
+    each one's parent so the entry is durable before a file is published in it.
+
+    The parents of folders that already exist below ``root`` are synced too: a folder
+    found here may have been made by an earlier call whose parent fsync failed (or by
+    another writer still about to sync it), and nothing on disk tells which."""
+    chain = []
     current = folder
-    while not current.is_dir():
-        missing.append(current)
-        if current == root:
-            break
+    while current != root and root in current.parents:
+        chain.append(current)
         current = current.parent
-    for path in reversed(missing):
+    if not root.is_dir():
+        chain.append(root)
+    for path in reversed(chain):
         try:
             path.mkdir(mode=0o700)
         except FileExistsError:
