@@ -26,7 +26,6 @@ from dsh_llm._frozen_json import (
     MAX_JSON_DEPTH,
     FrozenDict,
     FrozenJson,
-    JsonValueError,
     freeze_json,
     thaw_json,
 )
@@ -74,7 +73,7 @@ from dsh_llm._stream import (
     ToolCallsFinish,
     UsageChunk,
 )
-from dsh_llm.errors import DshError, InputError, LlmError
+from dsh_llm.errors import DshError, InputError, JsonValueError, LlmError
 
 __all__ = [
     "JSON_INT_MAX",

@@ -18,6 +18,8 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
+from dsh_llm.errors import JsonValueError
+
 JsonScalar: TypeAlias = bool | int | float | str | None
 
 MAX_JSON_DEPTH = 64
@@ -107,10 +109,6 @@ def frozen_copy(items: Mapping[str, Any]) -> FrozenDict:
 
 
 FrozenJsonValue: TypeAlias = JsonScalar | tuple["FrozenJsonValue", ...] | FrozenDict
-
-
-class JsonValueError(ValueError):
-    """A value that is not lossless, storable JSON; the message names the path to it."""
 
 
 class _Refused(Exception):

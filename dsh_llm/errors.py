@@ -1,4 +1,16 @@
-"""Error types of dsh_llm; every dsh package roots its errors at :class:`DshError`."""
+"""Error types of dsh_llm; every dsh package roots its errors at :class:`DshError`.
+
+Every public exception of dsh_llm is defined here::
+
+    DshError
+        LlmError
+            InputError (also ValueError)
+        JsonValueError (also ValueError)
+
+dsh_session, dsh_agent and dsh_cli each hold theirs in one module too
+(``dsh_session.errors``, ``dsh_agent.errors``, ``dsh_cli._errors``), all under
+:class:`DshError`.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +18,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from dsh_llm._stream import LlmFailure
+
+__all__ = ["DshError", "InputError", "JsonValueError", "LlmError"]
 
 
 class DshError(Exception):
@@ -31,3 +45,7 @@ class InputError(LlmError, ValueError):
     def __init__(self, message: str, *, field: str) -> None:
         super().__init__(message)
         self.field = field
+
+
+class JsonValueError(DshError, ValueError):
+    """A value that is not lossless, storable JSON; the message names the path to it."""
