@@ -28,7 +28,6 @@ from typing import Any
 from dsh_session._harness_format import (
     APPLICATION_ID,
     SCHEMA_VERSION,
-    HarnessCorruptError,
     StoredSession,
     append_batch,
     check_schema,
@@ -41,19 +40,19 @@ from dsh_session._harness_format import (
 )
 from dsh_session._header import SessionHeader, SessionId, parse_header
 from dsh_session._parse import collector_paused, parse_events
-from dsh_session.errors import SessionError, StoreError
-from dsh_session.stores._base import (
-    INLINE_BATCH_LIMIT,
-    Batch,
+from dsh_session.errors import (
+    HarnessCorruptError,
+    NotARegularFileError,
+    SessionError,
     SessionNotFoundError,
-    SessionStore,
-    StoreMode,
+    StoreError,
     StoreNotFoundError,
 )
+from dsh_session.stores._base import INLINE_BATCH_LIMIT, Batch, SessionStore, StoreMode
 from dsh_session.stores._codec import dump_event, dump_header
 from dsh_session.stores._ownership import SessionLocks
 from dsh_session.stores._recovery import StoredLog
-from dsh_session.stores._regular_file import NotARegularFileError, open_regular
+from dsh_session.stores._regular_file import open_regular
 
 logger = logging.getLogger(__name__)
 

@@ -31,20 +31,19 @@ from pathlib import Path
 from dsh_session._harness_format import SCHEMA_VERSION as HARNESS_SCHEMA_VERSION
 from dsh_session._header import SessionHeader, SessionId, parse_header
 from dsh_session._parse import parse_events
-from dsh_session.errors import SessionCorruptError, StoreError
-from dsh_session.events import LogEvent
-from dsh_session.stores._base import (
-    INLINE_BATCH_LIMIT,
-    Batch,
+from dsh_session.errors import (
+    NotARegularFileError,
+    SessionCorruptError,
     SessionNotFoundError,
-    SessionStore,
-    StoreMode,
+    StoreError,
     StoreNotFoundError,
 )
+from dsh_session.events import LogEvent
+from dsh_session.stores._base import INLINE_BATCH_LIMIT, Batch, SessionStore, StoreMode
 from dsh_session.stores._codec import dump_event, dump_header, listed_headers
 from dsh_session.stores._ownership import SessionLocks, this_writer
 from dsh_session.stores._recovery import StoredLog
-from dsh_session.stores._regular_file import NotARegularFileError, open_regular
+from dsh_session.stores._regular_file import open_regular
 from dsh_session.stores._writer_epochs import WriterEpochs
 
 logger = logging.getLogger(__name__)
