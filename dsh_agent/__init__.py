@@ -4,10 +4,8 @@ reconstruction check."""
 
 from dsh_agent._agent import Agent
 from dsh_agent._cancellation import CancelCauseInput
-from dsh_agent._engine.branching import BranchError
 from dsh_agent._engine.loop import AgentLoop
 from dsh_agent._engine.run import RunResult, run, run_retry
-from dsh_agent._failures import TurnFailed
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._notifications import (
     AgentStatus,
@@ -21,11 +19,9 @@ from dsh_agent._notifications import (
     StatusChanged,
 )
 from dsh_agent._prestep import CallNext, Enter, PreStep, PreStepDecision, PreStepHandler, Reject
-from dsh_agent._structured_output import OutputValidationError
-from dsh_agent.approvals import ApprovalError, ApprovalPolicy, PendingApproval
+from dsh_agent.approvals import ApprovalPolicy, PendingApproval
 from dsh_agent.compaction import (
     Compaction,
-    CompactionError,
     CompactionResult,
     ModelSummarizer,
     SummarizationInput,
@@ -35,16 +31,24 @@ from dsh_agent.compaction import (
 from dsh_agent.errors import (
     AgentClosedError,
     AgentError,
+    ApprovalError,
+    BranchError,
+    CompactionError,
     InboxError,
+    McpConnectionLost,
     NothingToRetryError,
+    OutputValidationError,
+    RequestMismatch,
+    RequestReconstructionError,
     SessionInUseError,
     StreamOverflowError,
+    SummaryError,
+    ToolArgumentsError,
+    TurnFailed,
 )
 from dsh_agent.inbox import Inbox
 from dsh_agent.requests import (
     ModelAttempt,
-    RequestMismatch,
-    RequestReconstructionError,
     build_request,
     diff_requests,
     reconstruct_attempts,
@@ -73,7 +77,6 @@ from dsh_agent.streaming._updates import (
 )
 from dsh_agent.tools import (
     Tool,
-    ToolArgumentsError,
     ToolCallOutcome,
     ToolContext,
     ToolHandler,
@@ -109,6 +112,7 @@ __all__ = [
     "InboxError",
     "InboxInserted",
     "InboxTarget",
+    "McpConnectionLost",
     "MessageClaimed",
     "MessageDiscarded",
     "MessageQueued",
@@ -135,6 +139,7 @@ __all__ = [
     "StreamOverflowError",
     "SummarizationInput",
     "Summary",
+    "SummaryError",
     "SyncAgent",
     "TextDelta",
     "TokenMeter",

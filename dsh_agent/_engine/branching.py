@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dsh_agent.errors import AgentError
+from dsh_agent.errors import BranchError
 from dsh_llm._content import ContentBlock
 from dsh_llm._create import create_assistant_message, create_user_message
 from dsh_llm._ids import MessageId
@@ -48,11 +48,6 @@ if TYPE_CHECKING:
 
 ContentInput = str | Sequence[ContentBlock]
 """The new content of an edited prompt: text, or content blocks."""
-
-
-class BranchError(AgentError):
-    """``regenerate()`` or ``edit()`` was refused; nothing was written. The message says
-    why (nothing to regenerate, an id that names no prompt, the agent is busy)."""
 
 
 def is_prompt(message: Message | None) -> bool:

@@ -12,9 +12,9 @@ from pydantic import BaseModel
 from typing_extensions import TypeVar
 
 from dsh_agent._agent import Agent
-from dsh_agent._failures import TurnFailed
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._structured_output import DEFAULT_OUTPUT_RETRIES, OutputCollector
+from dsh_agent.errors import TurnFailed
 from dsh_agent.tools import Tool
 from dsh_llm._content import TextBlock
 from dsh_llm._messages import UserMessage

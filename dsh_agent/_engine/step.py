@@ -17,20 +17,15 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Literal, TypeVar
 
-from dsh_agent._cancellation import CancelScope, TurnAborted
+from dsh_agent._cancellation import CancelScope, _TurnAborted
 from dsh_agent._engine.tool_runner import ToolRunner
 from dsh_agent._notifications import AssistantStreamStarted, Notification
-from dsh_agent.approvals._errors import ApprovalsPending
-from dsh_agent.approvals._gate import ApprovalGate
+from dsh_agent.approvals._gate import ApprovalGate, _ApprovalsPending
 from dsh_agent.approvals._open_step import open_step
 from dsh_agent.compaction._hook import ContextHook
+from dsh_agent.errors import RequestMismatch
 from dsh_agent.inbox import Inbox
-from dsh_agent.requests import (
-    RequestMismatch,
-    build_request,
-    diff_requests,
-    reconstruct_request,
-)
+from dsh_agent.requests import build_request, diff_requests, reconstruct_request
 from dsh_agent.retry._scheduler import RetryScheduler
 from dsh_agent.tools import Tool
 from dsh_llm._assembler import BlockAssembler
@@ -150,7 +145,7 @@ class StepRunner:
     ) -> TurnEndReason | None:
         """Run one step; return how it would end the turn (completed, max-tokens or an
         error), or None when tools ran and the model needs another step. Raises
-        :class:`TurnAborted` once the step is closed when the turn was cancelled."""
+        :class:`_TurnAborted` once the step is closed when the turn was cancelled."""
         bracket = StepData(turn=turn, step=step)  # one value for step/start and step/end
         self._session.append("step/start", bracket)
         return await self._closing(bracket, self._attempts(scope, turn, step, entering, prelude))
@@ -192,7 +187,7 @@ class StepRunner:
     async def resume(self, scope: CancelScope, turn: int, step: int) -> TurnEndReason | None:
         """Go on with the tool phase of ``step``, left open waiting for approval
         (possibly by another process), then close the step: completed when a result
-        concluded the turn, else None. Raises :class:`ApprovalsPending` again while a
+        concluded the turn, else None. Raises :class:`_ApprovalsPending` again while a
         call is still undecided."""
         current = open_step(self._session)
         assert current is not None and (current.turn, current.step) == (turn, step)
@@ -206,7 +201,7 @@ class StepRunner:
         approval. (A coroutine, not a context manager: this runs twice a tool turn.)"""
         try:
             result = await body
-        except ApprovalsPending:
+        except _ApprovalsPending:
             raise
         except BaseException:
             self._session.append("step/end", bracket)
@@ -240,7 +235,7 @@ class StepRunner:
         try:
             with scope.interruptible():
                 await self._stream(scope, turn, step, request, assembler, chunk_seqs)
-        except TurnAborted:
+        except _TurnAborted:
             prefix = assembler.interrupted_message(provider=provider, model=model)
             if prefix is not None:
                 self._session.append(
@@ -348,7 +343,7 @@ class StepRunner:
         fresh: bool = False,
     ) -> bool:
         """Run the calls the approval gate admits through the tool runner, until one
-        waits for a decision (raise :class:`ApprovalsPending`) or all are answered; True
+        waits for a decision (raise :class:`_ApprovalsPending`) or all are answered; True
         when a result concludes the turn. A cancelled turn or a failing loop withdraws
         the open asks, and the calls left are answered. ``fresh``: the calls of the
         message just committed (see :meth:`ApprovalGate.admit`)."""
@@ -366,8 +361,8 @@ class StepRunner:
                 if not waiting:
                     return concluded
                 if not admitted:
-                    raise ApprovalsPending
-        except ApprovalsPending:
+                    raise _ApprovalsPending
+        except _ApprovalsPending:
             if concluded:
                 self._concluded_waiting.add((turn, step))
             raise

@@ -15,11 +15,11 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from dsh_agent._cancellation import CancelScope, TurnAborted
+from dsh_agent._cancellation import CancelScope, _TurnAborted
 from dsh_agent._engine.step import Checkpoint, Prelude, StepRunner
 from dsh_agent._notifications import InboxClaimed, Notification
 from dsh_agent._prestep import PreStep, PreStepHandler, Reject, run_pre_step
-from dsh_agent.approvals._errors import ApprovalsPending
+from dsh_agent.approvals._gate import _ApprovalsPending
 from dsh_agent.compaction._hook import ContextHook
 from dsh_agent.inbox import Inbox
 from dsh_llm._messages import UserMessage
@@ -130,10 +130,10 @@ class TurnRunner:
                     ending = outcome
                 if not self._inbox.next_step:
                     return await self._end(scope, turn, ending)
-        except ApprovalsPending:
+        except _ApprovalsPending:
             await self._checkpoint(scope)
             return None
-        except TurnAborted:
+        except _TurnAborted:
             pass
         except Exception as error:
             if scope.cause is None:

@@ -51,7 +51,7 @@ class RetryScheduler:
         self, scope: CancelScope, turn: int, step: int, provider: str, failure: LlmFailure
     ) -> bool:
         """Whether to make another attempt of the step after ``failure``; when so, the
-        wait is over (and logged) on return. Raises ``TurnAborted`` when the turn is
+        wait is over (and logged) on return. Raises ``_TurnAborted`` when the turn is
         cancelled during the wait."""
         policy = self._policy
         if failure.code not in policy.codes:
