@@ -13,10 +13,8 @@ from dsh_agent._agent import (
 )
 from dsh_agent._cancellation import CancelCauseInput
 from dsh_agent._config import AgentConfig
-from dsh_agent._engine.branching import BranchError
 from dsh_agent._engine.loop import AgentLoop
 from dsh_agent._engine.run import run, run_retry
-from dsh_agent._failures import TurnFailed
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._notifications import (
     AgentStatus,
@@ -30,11 +28,9 @@ from dsh_agent._notifications import (
     StatusChanged,
 )
 from dsh_agent._run_result import RunResult
-from dsh_agent._structured_output import OutputValidationError
-from dsh_agent.approvals import ApprovalError, ApprovalPolicy, PendingApproval
+from dsh_agent.approvals import ApprovalPolicy, PendingApproval
 from dsh_agent.compaction import (
     Compaction,
-    CompactionError,
     CompactionResult,
     ModelSummarizer,
     SummarizationInput,
@@ -44,17 +40,25 @@ from dsh_agent.compaction import (
 from dsh_agent.errors import (
     AgentClosedError,
     AgentError,
+    ApprovalError,
+    BranchError,
+    CompactionError,
     InboxError,
+    McpConnectionLost,
     McpConnectTimeoutError,
     NothingToRetryError,
+    OutputValidationError,
+    RequestMismatch,
+    RequestReconstructionError,
     SessionInUseError,
     StreamOverflowError,
+    SummaryError,
+    ToolArgumentsError,
+    TurnFailed,
 )
 from dsh_agent.inbox import Inbox
 from dsh_agent.requests import (
     ModelAttempt,
-    RequestMismatch,
-    RequestReconstructionError,
     build_request,
     diff_requests,
     reconstruct_attempts,
@@ -83,7 +87,6 @@ from dsh_agent.streaming._updates import (
 )
 from dsh_agent.tools import (
     Tool,
-    ToolArgumentsError,
     ToolCallOutcome,
     ToolContext,
     ToolHandler,
@@ -121,6 +124,7 @@ __all__ = [
     "InboxInserted",
     "InboxTarget",
     "McpConnectTimeoutError",
+    "McpConnectionLost",
     "MessageClaimed",
     "MessageDiscarded",
     "MessageQueued",
@@ -147,6 +151,7 @@ __all__ = [
     "StreamOverflowError",
     "SummarizationInput",
     "Summary",
+    "SummaryError",
     "SyncAgent",
     "TextDelta",
     "TokenMeter",

@@ -2,7 +2,7 @@
 
 Pre-step handlers and the model stream are *interruptible*: cancelling the scope
 cancels the driver task while it waits inside them, and the scope turns that into
-:class:`TurnAborted`. Tools are never interrupted: they only see ``cancelled`` set and
+:class:`_TurnAborted`. Tools are never interrupted: they only see ``cancelled`` set and
 drain. The first cause wins.
 """
 
@@ -42,7 +42,7 @@ def as_cancel_cause(cause: CancelCauseInput) -> CancelCause:
     return _CAUSE_ADAPTER.validate_python(cause)
 
 
-class TurnAborted(Exception):
+class _TurnAborted(Exception):
     """The turn's scope was cancelled; raised where the driver notices it."""
 
 
@@ -80,14 +80,14 @@ class CancelScope:
         self.cancel(DisposedCause())
 
     def check(self) -> None:
-        """Raise :class:`TurnAborted` if the scope is cancelled."""
+        """Raise :class:`_TurnAborted` if the scope is cancelled."""
         if self.cause is not None:
-            raise TurnAborted
+            raise _TurnAborted
 
     @contextmanager
     def interruptible(self) -> Iterator[None]:
         """Let :meth:`cancel` interrupt the awaits in this block. Raises
-        :class:`TurnAborted` on entry or exit when the scope is cancelled, even if the
+        :class:`_TurnAborted` on entry or exit when the scope is cancelled, even if the
         code inside swallowed the interruption."""
         self.check()
         task = asyncio.current_task()
@@ -97,7 +97,7 @@ class CancelScope:
         except asyncio.CancelledError:
             if not self._interrupted:
                 self.cancel_from_outside()
-            raise TurnAborted from None
+            raise _TurnAborted from None
         finally:
             self._waiting_task = None
             if self._interrupted and task is not None:

@@ -12,16 +12,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dsh_llm._frozen_json import MAX_JSON_DEPTH
+from dsh_llm._json_limits import MAX_JSON_DEPTH
 
 
-class ModelJsonError(ValueError):
+class _ModelJsonError(ValueError):
     """JSON text from a model that dsh does not accept: not JSON, or nested deeper
     than ``MAX_JSON_DEPTH``; the message says which."""
 
 
-def _too_deep() -> ModelJsonError:
-    return ModelJsonError(
+def _too_deep() -> _ModelJsonError:
+    return _ModelJsonError(
         f"the JSON nests deeper than MAX_JSON_DEPTH={MAX_JSON_DEPTH} levels of arrays and objects"
     )
 
@@ -46,13 +46,13 @@ def _nests_too_deep(value: object) -> bool:
 
 
 def parse_model_json(text: str) -> Any:
-    """``json.loads(text)``, or :class:`ModelJsonError`: never ``RecursionError``."""
+    """``json.loads(text)``, or :class:`_ModelJsonError`: never ``RecursionError``."""
     try:
         value = json.loads(text)
     except RecursionError:
         raise _too_deep() from None
     except ValueError as error:  # JSONDecodeError, or an integer too long to convert
-        raise ModelJsonError(f"not valid JSON ({error})") from None
+        raise _ModelJsonError(f"not valid JSON ({error})") from None
     if _nests_too_deep(value):
         raise _too_deep()
     return value

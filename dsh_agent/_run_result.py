@@ -8,7 +8,7 @@ from typing import Any, Generic
 
 from typing_extensions import TypeVar
 
-from dsh_llm._stream import LlmFailure
+from dsh_llm._failure import LlmFailure
 from dsh_session.events import LogEvent
 
 OutputT = TypeVar("OutputT", default=None)

@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from dsh_agent.errors import AgentError
+from dsh_agent.errors import OutputValidationError
 from dsh_agent.tools import Tool, ToolOutput
 from dsh_llm._create import create_user_message
 from dsh_llm._messages import UserMessage
@@ -27,20 +27,6 @@ OUTPUT_PLUGIN = "dsh.structured-output"
 """The plugin name on the reminders this module sends (``source.plugin``)."""
 
 OutputT = TypeVar("OutputT", bound=BaseModel)
-
-
-class OutputValidationError(AgentError):
-    """The model gave no valid answer of the output type within the allowed attempts;
-    ``problems`` holds what was wrong with each attempt, in order."""
-
-    def __init__(self, output_type: type[BaseModel], problems: list[str]) -> None:
-        attempts = len(problems)
-        super().__init__(
-            f"no valid {output_type.__name__} after {attempts} attempt"
-            f"{'s' if attempts != 1 else ''}: {problems[-1] if problems else 'no answer'}"
-        )
-        self.output_type = output_type
-        self.problems = tuple(problems)
 
 
 class OutputCollector(Generic[OutputT]):

@@ -1,9 +1,65 @@
-"""Error types of dsh_agent, rooted at :class:`dsh_llm.DshError`."""
+"""Error types of dsh_agent, rooted at :class:`dsh_llm.DshError`.
+
+Every public exception of dsh_agent is defined here::
+
+    dsh_llm.DshError
+        AgentError
+            InboxError
+            SessionInUseError
+            AgentClosedError
+            StreamOverflowError
+            NothingToRetryError
+            ToolArgumentsError
+            TurnFailed
+            OutputValidationError
+            ApprovalError
+            BranchError
+            RequestReconstructionError
+            RequestMismatch
+            CompactionError
+            McpConnectTimeoutError (also TimeoutError)
+            McpConnectionLost
+        dsh_llm.LlmError
+            SummaryError
+
+The signals the engine unwinds with (a turn cancelled, a step waiting for approvals)
+are private to the modules that raise and catch them; no caller ever sees one.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dsh_llm._ids import MessageId
-from dsh_llm.errors import DshError
+from dsh_llm.errors import DshError, LlmError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pydantic import BaseModel
+
+    from dsh_agent._run_result import RunResult
+    from dsh_llm._failure import LlmFailure
+
+__all__ = [
+    "AgentClosedError",
+    "AgentError",
+    "ApprovalError",
+    "BranchError",
+    "CompactionError",
+    "InboxError",
+    "McpConnectTimeoutError",
+    "McpConnectionLost",
+    "NothingToRetryError",
+    "OutputValidationError",
+    "RequestMismatch",
+    "RequestReconstructionError",
+    "SessionInUseError",
+    "StreamOverflowError",
+    "SummaryError",
+    "ToolArgumentsError",
+    "TurnFailed",
+]
 
 
 class AgentError(DshError):
@@ -71,3 +127,89 @@ class McpConnectTimeoutError(AgentError, TimeoutError):
         super().__init__(message)
         self.server = server
         self.timeout = timeout
+
+
+class ToolArgumentsError(AgentError):
+    """Raised by a handler (the ones :func:`tool` builds do it for you) when the
+    arguments are unusable; the call ends ``TOOL_ARGUMENTS_INVALID`` with this text."""
+
+
+class TurnFailed(AgentError):
+    """The last turn of a run ended ``error``. ``failure`` says why (its code, e.g.
+    ``TRANSPORT``, and the provider's or the exception's text); ``result`` is what the
+    run observed, events included. ``str()`` is one line fit for a user."""
+
+    def __init__(self, failure: LlmFailure, result: RunResult) -> None:
+        super().__init__(_describe_failure(failure))
+        self.failure = failure
+        self.result = result
+
+
+def _describe_failure(failure: LlmFailure) -> str:
+    """One line naming the failure: ``the model call failed (SERVER): HTTP 503: ...``
+    (the adapters' messages name the HTTP status when there was one)."""
+    return f"the model call failed ({failure.code}): {failure.message}"
+
+
+class OutputValidationError(AgentError):
+    """The model gave no valid answer of the output type within the allowed attempts;
+    ``problems`` holds what was wrong with each attempt, in order."""
+
+    def __init__(self, output_type: type[BaseModel], problems: list[str]) -> None:
+        attempts = len(problems)
+        super().__init__(
+            f"no valid {output_type.__name__} after {attempts} attempt"
+            f"{'s' if attempts != 1 else ''}: {problems[-1] if problems else 'no answer'}"
+        )
+        self.output_type = output_type
+        self.problems = tuple(problems)
+
+
+class ApprovalError(AgentError):
+    """``approve`` / ``deny`` named a call that is not waiting for a decision (unknown,
+    or already decided); nothing was written. ``call_id`` names it."""
+
+    def __init__(self, message: str, *, call_id: str) -> None:
+        super().__init__(message)
+        self.call_id = call_id
+
+
+class BranchError(AgentError):
+    """``regenerate()`` or ``edit()`` was refused; nothing was written. The message says
+    why (nothing to regenerate, an id that names no prompt, the agent is busy)."""
+
+
+class RequestReconstructionError(AgentError):
+    """The log cannot explain a request: it does not start at seq 0 or has a gap, or a
+    model attempt has no ``request/header`` before it. ``seq`` names the event."""
+
+    def __init__(self, message: str, *, seq: int) -> None:
+        super().__init__(message)
+        self.seq = seq
+
+
+class RequestMismatch(AgentError):
+    """A live request differs from its reconstruction from the log; ``differences``
+    names each differing field (see :func:`~dsh_agent.requests.diff_requests`)."""
+
+    def __init__(self, differences: Sequence[str]) -> None:
+        super().__init__("request differs from its reconstruction: " + "; ".join(differences))
+        self.differences = tuple(differences)
+
+
+class CompactionError(AgentError):
+    """A compaction attempt failed and was closed with ``compaction/end {error}``; the
+    surface is unchanged. ``compaction_id`` names the attempt in the log."""
+
+    def __init__(self, message: str, *, compaction_id: str | None = None) -> None:
+        super().__init__(message)
+        self.compaction_id = compaction_id
+
+
+class McpConnectionLost(AgentError):
+    """The connection to the MCP server closed; for a call in flight its outcome on the
+    server is unknown."""
+
+
+class SummaryError(LlmError):
+    """The summarizer produced no usable summary."""

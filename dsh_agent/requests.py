@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dsh_agent.errors import AgentError
+from dsh_agent.errors import RequestReconstructionError
 from dsh_llm._messages import Message
 from dsh_llm._request import GenerateRequest, ToolSchema
 from dsh_llm._stream import AbortedFinish, ErrorFinish, FinishChunk, StreamChunk
@@ -45,15 +45,6 @@ def build_request(header: RequestHeader, messages: Sequence[Message]) -> Generat
         stop=config.stop,
         reasoning_effort=config.reasoning_effort,
     )
-
-
-class RequestReconstructionError(AgentError):
-    """The log cannot explain a request: it does not start at seq 0 or has a gap, or a
-    model attempt has no ``request/header`` before it. ``seq`` names the event."""
-
-    def __init__(self, message: str, *, seq: int) -> None:
-        super().__init__(message)
-        self.seq = seq
 
 
 def _header_at(state: LogState, seq: int) -> RequestHeader:
@@ -197,12 +188,3 @@ def _message_differences(index: int, live: Message, rebuilt: Message) -> list[st
         for key in ("role", "content", "source")
         if getattr(live, key) != getattr(rebuilt, key)
     ]
-
-
-class RequestMismatch(AgentError):
-    """A live request differs from its reconstruction from the log; ``differences``
-    names each differing field (see :func:`diff_requests`)."""
-
-    def __init__(self, differences: Sequence[str]) -> None:
-        super().__init__("request differs from its reconstruction: " + "; ".join(differences))
-        self.differences = tuple(differences)

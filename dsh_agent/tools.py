@@ -20,10 +20,10 @@ from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeAlias, ov
 from pydantic import ValidationError
 from typing_extensions import TypeVar
 
-from dsh_agent._model_json import ModelJsonError, parse_model_json
+from dsh_agent._model_json import _ModelJsonError, parse_model_json
 from dsh_agent._tool_context import ToolContext as ToolContext
 from dsh_agent._tool_schema import inspect_function
-from dsh_agent.errors import AgentError
+from dsh_agent.errors import ToolArgumentsError
 from dsh_llm._content import (
     ContentBlock,
     ContentBlockAdapter,
@@ -105,11 +105,6 @@ ToolHandler: TypeAlias = (
     | Callable[[dict[str, Any], ToolContext[DepsT_contra]], Awaitable[ToolReturn]]
 )
 """``async def handler(arguments)`` or ``async def handler(arguments, context)``."""
-
-
-class ToolArgumentsError(AgentError):
-    """Raised by a handler (the ones :func:`tool` builds do it for you) when the
-    arguments are unusable; the call ends ``TOOL_ARGUMENTS_INVALID`` with this text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,7 +315,7 @@ def _parse_arguments(raw: str) -> dict[str, Any]:
         return {}
     try:
         value = parse_model_json(raw)
-    except ModelJsonError as error:
+    except _ModelJsonError as error:
         raise ToolArgumentsError(f"the arguments are refused: {error}") from None
     if not isinstance(value, dict):
         raise ToolArgumentsError(

@@ -20,17 +20,10 @@ from dsh_llm._create import (
     freeze_message,
     replace_content,
 )
-from dsh_llm._frozen_json import (
-    JSON_INT_MAX,
-    JSON_INT_MIN,
-    MAX_JSON_DEPTH,
-    FrozenDict,
-    FrozenJson,
-    JsonValueError,
-    freeze_json,
-    thaw_json,
-)
+from dsh_llm._failure import LlmFailure
+from dsh_llm._frozen_json import FrozenDict, FrozenJson, freeze_json, thaw_json
 from dsh_llm._ids import CallId, MessageId, new_message_id
+from dsh_llm._json_limits import JSON_INT_MAX, JSON_INT_MIN, MAX_JSON_DEPTH
 from dsh_llm._messages import (
     AssistantMessage,
     HistoryAdapter,
@@ -62,7 +55,6 @@ from dsh_llm._stream import (
     FinishChunk,
     FinishReason,
     FinishReasonAdapter,
-    LlmFailure,
     MaxTokensFinish,
     ReasoningDeltaChunk,
     StopFinish,
@@ -74,7 +66,7 @@ from dsh_llm._stream import (
     ToolCallsFinish,
     UsageChunk,
 )
-from dsh_llm.errors import DshError, InputError, LlmError
+from dsh_llm.errors import DshError, InputError, JsonValueError, LlmError
 
 __all__ = [
     "JSON_INT_MAX",

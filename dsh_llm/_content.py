@@ -6,8 +6,8 @@ from typing import Annotated, Literal, Self, TypeAlias
 
 from pydantic import Field, TypeAdapter, model_validator
 
-from dsh_llm._frozen_json import JSON_INT_MAX, MAX_JSON_DEPTH
 from dsh_llm._ids import CallIdField
+from dsh_llm._json_limits import JSON_INT_MAX, MAX_JSON_DEPTH
 from dsh_llm._model import DshModel, SerializedByMemberType, optional
 
 

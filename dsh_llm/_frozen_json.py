@@ -18,21 +18,10 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
+from dsh_llm._json_limits import JSON_INT_MAX, JSON_INT_MIN, MAX_JSON_DEPTH
+from dsh_llm.errors import JsonValueError
+
 JsonScalar: TypeAlias = bool | int | float | str | None
-
-MAX_JSON_DEPTH = 64
-"""How many levels of arrays/objects one JSON field may nest: a free-form JSON value
-counting from the value itself, or a message's content counting from its array. With
-the at most six levels of an event's envelope around it, every stored line stays far
-below the shallowest parser dsh uses (pydantic-core reads 201 levels), and Python's
-recursion limit (docs/decisions/2026-12-02-storable-values.md)."""
-
-JSON_INT_MIN = -(2**63)
-JSON_INT_MAX = 2**64 - 1
-"""The integers a JSON value may hold: the signed and unsigned 64-bit ranges, which
-every mainstream JSON reader (SQLite's JSON1, Go, Rust, the TypeScript harness for
-ids) reads back exactly. Python reads bigger ones only up to a process-wide digit
-limit, so they are refused instead of written and then found unreadable."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -107,10 +96,6 @@ def frozen_copy(items: Mapping[str, Any]) -> FrozenDict:
 
 
 FrozenJsonValue: TypeAlias = JsonScalar | tuple["FrozenJsonValue", ...] | FrozenDict
-
-
-class JsonValueError(ValueError):
-    """A value that is not lossless, storable JSON; the message names the path to it."""
 
 
 class _Refused(Exception):

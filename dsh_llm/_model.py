@@ -19,11 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic.alias_generators import to_camel
 from pydantic_core import core_schema
 
-from dsh_llm._fields_sets import shared_fields_set, shared_fields_set_unless_extras
-from dsh_llm._frozen_json import FrozenDict, FrozenJson, frozen_copy
-
-_NO_EXTRAS = frozen_copy({})
-
+from dsh_llm._fields_sets import shared_fields_set
 
 _is_none = partial(operator.is_, None)
 """``value is None`` as a C callable: pydantic-core calls it for every optional field
@@ -109,30 +105,3 @@ class DshModel(BaseModel):
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
         return self
-
-
-class OpenDshModel(DshModel):
-    """A frozen model that keeps unknown fields, deep-frozen, for lossless round trips."""
-
-    model_config = ConfigDict(extra="allow")
-
-    # Typed extras: pydantic-core freezes each unknown field while validating and
-    # thaws it back to plain JSON when dumping, with no Python pass over the model.
-    __pydantic_extra__: dict[str, FrozenJson] = Field(init=False)
-    if not TYPE_CHECKING:
-        __pydantic_fields_set__ = shared_fields_set_unless_extras
-
-    def model_post_init(self, context: Any, /) -> None:
-        """Swap the plain dict in which pydantic-core collects the unknown fields for a
-        read-only one, so they cannot be rewritten behind the value's id."""
-        extra = self.__pydantic_extra__
-        if type(extra) is not FrozenDict:
-            object.__setattr__(
-                self, "__pydantic_extra__", frozen_copy(extra) if extra else _NO_EXTRAS
-            )
-
-    @property
-    def model_extra(self) -> FrozenDict | None:
-        """The unknown fields, as a read-only mapping."""
-        extra: FrozenDict | None = self.__pydantic_extra__  # type: ignore[assignment]
-        return extra

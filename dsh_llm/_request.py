@@ -7,7 +7,8 @@ from typing import Any, Protocol
 
 from pydantic import Field, field_validator
 
-from dsh_llm._frozen_json import JSON_INT_MAX, FrozenJson
+from dsh_llm._frozen_json import FrozenJson
+from dsh_llm._json_limits import JSON_INT_MAX
 from dsh_llm._messages import MESSAGE_TYPES, Message, MessageAdapter, ValidatedMessages
 from dsh_llm._model import DshModel, optional
 from dsh_llm._stream import StreamChunk

@@ -15,6 +15,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaV
 from pydantic_core import CoreSchema
 
 from dsh_llm._content import ContentBlock
+from dsh_llm._failure import LlmFailure
 from dsh_llm._messages import (
     AssistantMessage,
     Message,
@@ -24,7 +25,7 @@ from dsh_llm._messages import (
 )
 from dsh_llm._request import GenerateRequest, ToolSchema
 from dsh_llm._sources import Source
-from dsh_llm._stream import FinishReason, LlmFailure, StreamChunk, TokenUsage
+from dsh_llm._stream import FinishReason, StreamChunk, TokenUsage
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 

@@ -14,7 +14,8 @@ from pydantic import Field, JsonValue, model_validator
 
 from dsh_llm._frozen_json import FrozenJson
 from dsh_llm._ids import CallIdField, MessageIdField
-from dsh_llm._model import DshModel, OpenDshModel, SerializedByMemberType, optional
+from dsh_llm._model import DshModel, SerializedByMemberType, optional
+from dsh_llm._open_model import OpenDshModel
 
 KNOWN_SOURCE_KINDS = frozenset({"user", "plugin", "model", "tool"})
 _KNOWN_KIND_NAMES: list[JsonValue] = [*sorted(KNOWN_SOURCE_KINDS)]

@@ -7,11 +7,11 @@ from typing import Annotated, Literal, TypeAlias
 from pydantic import Field, TypeAdapter
 
 from dsh_llm._content import ContentBlock
-from dsh_llm._frozen_json import JSON_INT_MAX, JSON_INT_MIN, FrozenJson
+from dsh_llm._failure import LlmFailure
+from dsh_llm._frozen_json import FrozenJson
 from dsh_llm._ids import CallIdField
+from dsh_llm._json_limits import NonNegativeInt
 from dsh_llm._model import DshModel, SerializedByMemberType, optional
-
-NonNegativeInt = Annotated[int, Field(ge=0, le=JSON_INT_MAX)]
 
 
 class TokenUsage(DshModel):
@@ -24,40 +24,6 @@ class TokenUsage(DshModel):
     cache_write_tokens: NonNegativeInt | None = optional()
     reasoning_tokens: NonNegativeInt | None = optional()
     """Part of ``output_tokens`` spent on reasoning, when the provider reports it."""
-
-
-class FailureCarrier(Exception):
-    """An exception that can stand for a model failure (:class:`~dsh_llm.errors.LlmError`
-    is one): ``failure`` holds its provider-neutral facts, or None. Defined here, not in
-    :mod:`dsh_llm.errors`, so that the errors import the failure and not the reverse."""
-
-    failure: LlmFailure | None = None
-
-
-class LlmFailure(DshModel):
-    """Why a model call failed, in provider-neutral terms."""
-
-    message: str
-    code: str
-    """A stable code, one of the harness's canonical ones in :mod:`dsh_llm.failure_codes`
-    (e.g. ``RATE_LIMIT``, ``SERVER``, ``UNKNOWN``); any string is accepted on read."""
-    status: int | None = optional(ge=JSON_INT_MIN, le=JSON_INT_MAX)
-    """The HTTP status, when there was one."""
-    provider_retry_after_ms: NonNegativeInt | None = optional()
-    """How long the provider asked to wait before retrying."""
-    request_id: str | None = optional()
-    """The provider's request id, for support tickets."""
-
-    @classmethod
-    def from_exception(cls, error: BaseException) -> LlmFailure:
-        """The failure an exception stands for, so that an adapter's or model function's
-        crash can end its stream as ``finish {error}``: an :class:`LlmError` keeps the
-        failure it carries; anything else is code ``UNKNOWN``."""
-        if isinstance(error, FailureCarrier) and error.failure is not None:
-            return error.failure
-        detail = str(error)
-        message = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
-        return cls(message=message, code="UNKNOWN")
 
 
 class StopFinish(DshModel):

@@ -1,8 +1,22 @@
-"""Error types of dsh_llm; every dsh package roots its errors at :class:`DshError`."""
+"""Error types of dsh_llm; every dsh package roots its errors at :class:`DshError`.
+
+Every public exception of dsh_llm is defined here::
+
+    DshError
+        LlmError
+            InputError (also ValueError)
+        JsonValueError (also ValueError)
+
+dsh_session, dsh_agent and dsh_cli each hold theirs in one module too
+(``dsh_session.errors``, ``dsh_agent.errors``, ``dsh_cli._errors``), all under
+:class:`DshError`.
+"""
 
 from __future__ import annotations
 
-from dsh_llm._stream import FailureCarrier, LlmFailure
+from dsh_llm._failure import LlmFailure
+
+__all__ = ["DshError", "InputError", "JsonValueError", "LlmError"]
 
 
 class DshError(Exception):
@@ -10,7 +24,7 @@ class DshError(Exception):
     ``ValidationError`` instead)."""
 
 
-class LlmError(DshError, FailureCarrier):
+class LlmError(DshError):
     """An error of the message vocabulary or of a model adapter. When it stands for a
     model failure, ``failure`` carries the provider-neutral facts, and a turn that ends
     because of it reports them instead of a generic ``UNKNOWN``."""
@@ -28,3 +42,7 @@ class InputError(LlmError, ValueError):
     def __init__(self, message: str, *, field: str) -> None:
         super().__init__(message)
         self.field = field
+
+
+class JsonValueError(DshError, ValueError):
+    """A value that is not lossless, storable JSON; the message names the path to it."""

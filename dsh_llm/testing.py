@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from dsh_llm._content import ReasoningBlock, TextBlock, ToolCallBlock
+from dsh_llm._failure import LlmFailure
 from dsh_llm._frozen_json import FrozenJson, freeze_json
 from dsh_llm._request import GenerateRequest
 from dsh_llm._stream import (
@@ -39,7 +40,6 @@ from dsh_llm._stream import (
     ErrorFinish,
     FinishChunk,
     FinishReason,
-    LlmFailure,
     ReasoningDeltaChunk,
     StopFinish,
     StreamChunk,

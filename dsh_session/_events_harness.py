@@ -14,9 +14,11 @@ from typing import Annotated, Literal, Self, TypeAlias
 from pydantic import Field, model_validator
 
 from dsh_llm._content import ContentBlock
-from dsh_llm._frozen_json import JSON_INT_MAX, FrozenJson
+from dsh_llm._failure import LlmFailure
+from dsh_llm._frozen_json import FrozenJson
+from dsh_llm._json_limits import JSON_INT_MAX
 from dsh_llm._model import DshModel, optional
-from dsh_llm._stream import LlmFailure, TokenUsage
+from dsh_llm._stream import TokenUsage
 
 __all__ = [
     "ApprovalAskedData",

@@ -15,9 +15,10 @@ from typing import Annotated, Any, Literal, NewType
 from pydantic import AfterValidator, Field, ValidationError
 from pydantic_core import from_json
 
-from dsh_llm._frozen_json import JSON_INT_MAX
 from dsh_llm._ids import new_uuid7
-from dsh_llm._model import OpenDshModel, optional
+from dsh_llm._json_limits import JSON_INT_MAX
+from dsh_llm._model import optional
+from dsh_llm._open_model import OpenDshModel
 from dsh_session.errors import SessionCorruptError, SessionFormatError, SessionValidationError
 
 SessionId = NewType("SessionId", str)

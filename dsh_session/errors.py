@@ -1,12 +1,69 @@
 """Error types of dsh_session, rooted at :class:`dsh_llm.DshError`.
 
 Each error carries the seq / field / event type it is about, so a caller can point at
-the offending event without parsing the message.
+the offending event without parsing the message. Every public exception of dsh_session
+is defined here::
+
+    dsh_llm.DshError
+        SessionError
+            SessionValidationError
+            SessionFormatError
+                HarnessSchemaError
+            SessionCorruptError
+                HarnessCorruptError
+                    ZstdFrameError
+                    HeaderLineError
+                    ChunkRowError
+                    LegacyRecordError
+                    SourceSeqsError
+                    HarnessLayoutError
+            StoreError
+                SessionConflictError
+                SessionNotFoundError
+                StoreNotFoundError
+                NotARegularFileError
+                StoreUrlError
+            PostgresUnavailableError (also RuntimeError)
+
+The ``Harness*`` errors and their subclasses come from the codecs of the TypeScript
+harness's formats: each is a :class:`SessionCorruptError` (the bytes are damaged or not
+the harness's) or a :class:`SessionFormatError` (a format this reader does not read), so
+a store that plugs these codecs in surfaces them unchanged; each carries the byte
+offset, seq or field it is about.
 """
 
 from __future__ import annotations
 
+import stat
+from typing import TYPE_CHECKING
+
 from dsh_llm.errors import DshError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+__all__ = [
+    "ChunkRowError",
+    "HarnessCorruptError",
+    "HarnessLayoutError",
+    "HarnessSchemaError",
+    "HeaderLineError",
+    "LegacyRecordError",
+    "NotARegularFileError",
+    "PostgresUnavailableError",
+    "SessionConflictError",
+    "SessionCorruptError",
+    "SessionError",
+    "SessionFormatError",
+    "SessionNotFoundError",
+    "SessionValidationError",
+    "SourceSeqsError",
+    "StoreError",
+    "StoreNotFoundError",
+    "StoreUrlError",
+    "ZstdFrameError",
+]
 
 
 class SessionError(DshError):
@@ -62,3 +119,97 @@ class SessionConflictError(StoreError):
         super().__init__(message)
         self.session_id = session_id
         self.holder = holder
+
+
+class HarnessCorruptError(SessionCorruptError):
+    """Bytes written in a harness format are damaged. ``offset`` is the byte offset in
+    the artifact (file bytes for zstd, plaintext bytes for JSONL) when known."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        offset: int | None = None,
+        seq: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message, seq=seq, field=field)
+        self.offset = offset
+
+
+class ZstdFrameError(HarnessCorruptError):
+    """A complete zstd frame is malformed or fails its checksum (``offset`` = frame start)."""
+
+
+class HeaderLineError(HarnessCorruptError):
+    """The first record is not a well-formed harness session header (``field`` names it)."""
+
+
+class ChunkRowError(HarnessCorruptError):
+    """A packed ``*-chunks`` storage row is malformed (``seq`` = its ``seq0``)."""
+
+
+class LegacyRecordError(HarnessCorruptError):
+    """A pre-identity record looks legacy but does not have the exact legacy shape."""
+
+
+class SourceSeqsError(HarnessCorruptError):
+    """A varint/ZigZag ``source_event_seqs`` BLOB is truncated, non-canonical or out of range."""
+
+
+class HarnessLayoutError(HarnessCorruptError):
+    """A store root breaks the harness folder layout (flat files, mixed encodings,
+    a path that does not decode to an id)."""
+
+
+class HarnessSchemaError(SessionFormatError):
+    """A SQLite database is not a harness schema-17 database (version, application id or
+    table shape differ)."""
+
+
+class SessionNotFoundError(StoreError):
+    """The store holds no session with the requested id."""
+
+    def __init__(self, session_id: str, where: str) -> None:
+        super().__init__(f"no session {session_id!r} in {where}")
+        self.session_id = session_id
+
+
+class StoreNotFoundError(StoreError):
+    """A store opened with ``mode="open"`` or ``"read"`` does not exist at ``location``
+    (or is not a store of that backend); nothing was created."""
+
+    def __init__(self, location: str, problem: str) -> None:
+        super().__init__(f"no session store at {location}: {problem}")
+        self.location = location
+
+
+class NotARegularFileError(StoreError):
+    """A store file's name is taken by something that is not a regular file."""
+
+    def __init__(self, path: Path, mode: int) -> None:
+        super().__init__(f"{path}: not a regular file ({_kind(mode)}); not opened")
+        self.path = path
+
+
+def _kind(mode: int) -> str:
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+class StoreUrlError(StoreError):
+    """A store URL that cannot name a store; ``url`` is the text given."""
+
+    def __init__(self, url: str, problem: str) -> None:
+        super().__init__(f"store url {url!r}: {problem}")
+        self.url = url
+
+
+class PostgresUnavailableError(SessionError, RuntimeError):
+    """No PostgreSQL binaries were found on this machine."""

@@ -26,10 +26,8 @@ def server_dsn() -> Iterator[str]:
         yield given
         return
     try:
-        from dsh_session.stores.postgres.throwaway import (
-            PostgresUnavailableError,
-            ThrowawayServer,
-        )
+        from dsh_session.errors import PostgresUnavailableError
+        from dsh_session.stores.postgres.throwaway import ThrowawayServer
     except ImportError as error:
         unavailable(str(error))
         return

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dsh_agent._agent import Agent, ContentInput
-from dsh_agent.errors import AgentError
+from dsh_agent.errors import BranchError
 from dsh_llm._create import create_assistant_message, create_user_message
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import AssistantMessage, Message, ToolResultMessage, UserMessage
@@ -44,11 +44,6 @@ from dsh_session.events import (
 
 if TYPE_CHECKING:
     from dsh_session.stores import SessionStore
-
-
-class BranchError(AgentError):
-    """``regenerate()`` or ``edit()`` was refused; nothing was written. The message says
-    why (nothing to regenerate, an id that names no prompt, the agent is busy)."""
 
 
 def is_prompt(message: Message | None) -> bool:

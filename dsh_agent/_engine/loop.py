@@ -348,7 +348,7 @@ class AgentLoop:
     def regenerate(self) -> None:
         """Start a turn that answers the last prompt again: the last answer and its tool
         exchange leave the surface through one replace (the raw log keeps them). Raises
-        :class:`~dsh_agent._engine.branching.BranchError`, writing nothing, when there is no
+        :class:`~dsh_agent.errors.BranchError`, writing nothing, when there is no
         prompt, a turn runs or input is pending."""
         self._check_open()
         check_idle(self._session, self._driver.busy, self._pending(), "regenerate")

@@ -11,10 +11,10 @@ from pydantic import BaseModel
 from typing_extensions import TypeVar
 
 from dsh_agent._agent import Agent
-from dsh_agent._failures import TurnFailed
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._run_result import RunResult
 from dsh_agent._structured_output import DEFAULT_OUTPUT_RETRIES, OutputCollector
+from dsh_agent.errors import TurnFailed
 from dsh_agent.tools import Tool
 from dsh_llm._content import TextBlock
 from dsh_llm._messages import UserMessage

@@ -17,31 +17,21 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from typing import Literal, TypeVar
 
-from dsh_agent._cancellation import CancelScope, TurnAborted
+from dsh_agent._cancellation import CancelScope, _TurnAborted
 from dsh_agent._engine.context import EngineContext, Prelude
 from dsh_agent._engine.tool_runner import ToolRunner
 from dsh_agent._notifications import AssistantStreamStarted
-from dsh_agent.approvals._errors import ApprovalsPending
+from dsh_agent.approvals._gate import _ApprovalsPending
 from dsh_agent.approvals._open_step import open_step
-from dsh_agent.requests import (
-    RequestMismatch,
-    build_request,
-    diff_requests,
-    reconstruct_request,
-)
+from dsh_agent.errors import RequestMismatch
+from dsh_agent.requests import build_request, diff_requests, reconstruct_request
 from dsh_agent.tools import Tool
 from dsh_llm._assembler import BlockAssembler
 from dsh_llm._content import ToolCallBlock
+from dsh_llm._failure import LlmFailure
 from dsh_llm._messages import UserMessage
 from dsh_llm._request import GenerateRequest, ModelAdapter
-from dsh_llm._stream import (
-    AbortedFinish,
-    ErrorFinish,
-    FinishChunk,
-    LlmFailure,
-    MaxTokensFinish,
-    StreamChunk,
-)
+from dsh_llm._stream import AbortedFinish, ErrorFinish, FinishChunk, MaxTokensFinish, StreamChunk
 from dsh_llm.errors import LlmError
 from dsh_llm.failure_codes import INVALID_REQUEST, MALFORMED_RESPONSE, STREAM_CLOSED
 from dsh_session.events import (
@@ -124,7 +114,7 @@ class StepRunner:
     ) -> TurnEndReason | None:
         """Run one step; return how it would end the turn (completed, max-tokens or an
         error), or None when tools ran and the model needs another step. Raises
-        :class:`TurnAborted` once the step is closed when the turn was cancelled."""
+        :class:`_TurnAborted` once the step is closed when the turn was cancelled."""
         bracket = StepData(turn=turn, step=step)  # one value for step/start and step/end
         self._ctx.session.append("step/start", bracket)
         return await self._closing(bracket, self._attempts(scope, turn, step, entering, prelude))
@@ -167,7 +157,7 @@ class StepRunner:
     async def resume(self, scope: CancelScope, turn: int, step: int) -> TurnEndReason | None:
         """Go on with the tool phase of ``step``, left open waiting for approval
         (possibly by another process), then close the step: completed when a result
-        concluded the turn, else None. Raises :class:`ApprovalsPending` again while a
+        concluded the turn, else None. Raises :class:`_ApprovalsPending` again while a
         call is still undecided."""
         current = open_step(self._ctx.session)
         assert current is not None and (current.turn, current.step) == (turn, step)
@@ -181,7 +171,7 @@ class StepRunner:
         approval. (A coroutine, not a context manager: this runs twice a tool turn.)"""
         try:
             result = await body
-        except ApprovalsPending:
+        except _ApprovalsPending:
             raise
         except BaseException:
             self._ctx.session.append("step/end", bracket)
@@ -216,7 +206,7 @@ class StepRunner:
         try:
             with scope.interruptible():
                 await self._stream(scope, turn, step, request, assembler, chunk_seqs)
-        except TurnAborted:
+        except _TurnAborted:
             prefix = assembler.interrupted_message(provider=provider, model=model)
             if prefix is not None:
                 self._ctx.session.append(
@@ -324,7 +314,7 @@ class StepRunner:
         fresh: bool = False,
     ) -> bool:
         """Run the calls the approval gate admits through the tool runner, until one
-        waits for a decision (raise :class:`ApprovalsPending`) or all are answered; True
+        waits for a decision (raise :class:`_ApprovalsPending`) or all are answered; True
         when a result concludes the turn. A cancelled turn or a failing loop withdraws
         the open asks, and the calls left are answered. ``fresh``: the calls of the
         message just committed (see :meth:`ApprovalGate.admit`)."""
@@ -342,8 +332,8 @@ class StepRunner:
                 if not waiting:
                     return concluded
                 if not admitted:
-                    raise ApprovalsPending
-        except ApprovalsPending:
+                    raise _ApprovalsPending
+        except _ApprovalsPending:
             if concluded:
                 self._concluded_waiting.add((turn, step))
             raise

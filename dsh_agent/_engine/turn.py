@@ -14,14 +14,14 @@ from __future__ import annotations
 import logging
 
 from dsh_agent._agent import PreStep, Reject
-from dsh_agent._cancellation import CancelScope, TurnAborted
+from dsh_agent._cancellation import CancelScope, _TurnAborted
 from dsh_agent._engine.context import EngineContext, Fresh, Regenerate, Rerun, Resume, TurnKind
 from dsh_agent._engine.step import StepRunner
 from dsh_agent._notifications import InboxClaimed
 from dsh_agent._prestep import run_pre_step
-from dsh_agent.approvals._errors import ApprovalsPending
+from dsh_agent.approvals._gate import _ApprovalsPending
+from dsh_llm._failure import LlmFailure
 from dsh_llm._messages import UserMessage
-from dsh_llm._stream import LlmFailure
 from dsh_session.events import (
     AbortedReason,
     BlockedReason,
@@ -102,10 +102,10 @@ class TurnRunner:
                     ending = outcome
                 if not inbox.next_step:
                     return await self._end(scope, turn, ending)
-        except ApprovalsPending:
+        except _ApprovalsPending:
             await self._ctx.checkpoint(scope)
             return None
-        except TurnAborted:
+        except _TurnAborted:
             pass
         except Exception as error:
             if scope.cause is None:

@@ -3,7 +3,7 @@
 Before a step's calls run, the gate asks (``approval/asked``) about every call that
 needs approval and was not asked about yet, all at once, so a person sees them
 together. The calls then run in model order up to the first one still undecided; the
-step waits there (:class:`ApprovalsPending`) with its turn open. A decision is
+step waits there (:class:`_ApprovalsPending`) with its turn open. A decision is
 ``approval/decided``: ``allowed-once`` lets the call run when the tool phase goes on;
 a denial commits the call's error result at once, with the person's reason, so the
 reason is as durable as the decision. Everything is read back from the log, so a new
@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from dsh_agent.approvals._errors import ApprovalError
 from dsh_agent.approvals._open_step import OpenStep, open_step
 from dsh_agent.approvals._policy import ApprovalPolicy, approval_needed
+from dsh_agent.errors import ApprovalError
 from dsh_agent.tools import Tool
 from dsh_llm._content import ToolCallBlock
 from dsh_llm._create import create_tool_result_message
@@ -37,6 +37,12 @@ TOOL_APPROVAL_DENIED = "TOOL_APPROVAL_DENIED"
 """The error code of the result of a call a person denied."""
 
 Outcome = Literal["allowed-once", "rejected", "cancelled"]
+
+
+class _ApprovalsPending(Exception):
+    """Raised out of a step whose next call waits for a person's decision: the step
+    and its turn stay open, and the agent goes idle until the call is decided. A
+    signal between the step and the turn runner, never raised to a caller."""
 
 
 @dataclass(frozen=True, slots=True)

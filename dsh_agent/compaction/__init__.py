@@ -7,12 +7,7 @@ turns. Every step is in the log (``compaction/*`` events, harness wire shapes).
 """
 
 from dsh_agent.compaction._config import KNOWN_CONTEXT_WINDOWS, Compaction
-from dsh_agent.compaction._engine import (
-    CHECKPOINT_PLUGIN,
-    CompactionEngine,
-    CompactionError,
-    CompactionResult,
-)
+from dsh_agent.compaction._engine import CHECKPOINT_PLUGIN, CompactionEngine, CompactionResult
 from dsh_agent.compaction._meter import (
     HeuristicCounter,
     Pressure,
@@ -28,8 +23,8 @@ from dsh_agent.compaction._summarize import (
     SummarizationInput,
     Summarizer,
     Summary,
-    SummaryError,
 )
+from dsh_agent.errors import CompactionError, SummaryError
 
 __all__ = [
     "CHECKPOINT_PLUGIN",

@@ -19,14 +19,8 @@ from dsh_agent.compaction._config import Compaction
 from dsh_agent.compaction._meter import TokenMeter
 from dsh_agent.compaction._plan import plan_summary
 from dsh_agent.compaction._prune import ToolResultPruner
-from dsh_agent.compaction._summarize import (
-    SummarizationInput,
-    Summarizer,
-    SummaryError,
-    as_summary,
-    frame,
-)
-from dsh_agent.errors import AgentError
+from dsh_agent.compaction._summarize import SummarizationInput, Summarizer, as_summary, frame
+from dsh_agent.errors import CompactionError, SummaryError
 from dsh_llm._create import create_user_message
 from dsh_llm._messages import Message
 from dsh_llm._sources import PluginSource
@@ -45,15 +39,6 @@ _log = logging.getLogger("dsh_agent")
 
 CHECKPOINT_PLUGIN = "compact"
 """The checkpoint message's ``source.plugin`` (the harness's marker)."""
-
-
-class CompactionError(AgentError):
-    """A compaction attempt failed and was closed with ``compaction/end {error}``; the
-    surface is unchanged. ``compaction_id`` names the attempt in the log."""
-
-    def __init__(self, message: str, *, compaction_id: str | None = None) -> None:
-        super().__init__(message)
-        self.compaction_id = compaction_id
 
 
 @dataclass(frozen=True, slots=True)

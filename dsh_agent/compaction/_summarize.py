@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from dsh_agent.errors import SummaryError
 from dsh_llm._assembler import BlockAssembler
 from dsh_llm._content import ContentBlock, ImageBlock, TextBlock
 from dsh_llm._create import create_user_message
@@ -19,7 +20,6 @@ from dsh_llm._messages import Message
 from dsh_llm._request import GenerateRequest, ModelAdapter, ToolSchema
 from dsh_llm._sources import PluginSource
 from dsh_llm._stream import AbortedFinish, ErrorFinish, MaxTokensFinish, TokenUsage
-from dsh_llm.errors import LlmError
 
 SUMMARY_OPEN = "<compacted-summary>"
 SUMMARY_CLOSE = "</compacted-summary>"
@@ -82,10 +82,6 @@ class Summary:
 
 Summarizer: TypeAlias = Callable[[SummarizationInput], Awaitable[Summary | str]]
 """``async def summarize(input) -> Summary | str``; a string is one text block."""
-
-
-class SummaryError(LlmError):
-    """The summarizer produced no usable summary."""
 
 
 class ModelSummarizer:

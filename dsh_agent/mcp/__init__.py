@@ -13,7 +13,8 @@ except ImportError as missing:  # pragma: no cover - exercised only without the 
 
 from mcp import StdioServerParameters
 
-from dsh_agent.mcp._connection import McpConnectionLost, McpTarget
+from dsh_agent.errors import McpConnectionLost
+from dsh_agent.mcp._connection import McpTarget
 from dsh_agent.mcp._results import STRUCTURED_META_KEY
 from dsh_agent.mcp._toolset import McpToolset
 

@@ -18,15 +18,10 @@ import anyio
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import CONNECTION_CLOSED, CallToolResult, Tool
 
-from dsh_agent.errors import McpConnectTimeoutError
+from dsh_agent.errors import McpConnectionLost, McpConnectTimeoutError
 
 McpTarget = StdioServerParameters | str
 """A command to launch and talk to over stdio, or the URL of a Streamable HTTP server."""
-
-
-class McpConnectionLost(Exception):
-    """The connection to the MCP server closed; for a call in flight its outcome on the
-    server is unknown."""
 
 
 @dataclass(eq=False)  # kept in a set by identity

@@ -10,7 +10,8 @@ from typing import Any, Self
 from mcp import StdioServerParameters
 from mcp.types import Tool as McpTool
 
-from dsh_agent.mcp._connection import McpConnection, McpConnectionLost, McpTarget
+from dsh_agent.errors import McpConnectionLost
+from dsh_agent.mcp._connection import McpConnection, McpTarget
 from dsh_agent.mcp._results import tool_output
 from dsh_agent.tools import Tool, ToolContext, ToolReturn
 

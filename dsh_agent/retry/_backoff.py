@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dsh_agent.retry._policy import RetryPolicy
-from dsh_llm._stream import LlmFailure
+from dsh_llm._failure import LlmFailure
 
 
 def local_delay_ms(policy: RetryPolicy, retry: int, random: Callable[[], float]) -> int:

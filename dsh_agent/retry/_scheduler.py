@@ -18,7 +18,7 @@ from dsh_agent._cancellation import CancelScope
 from dsh_agent.retry._backoff import retry_delay_ms
 from dsh_agent.retry._chain import prior_retry
 from dsh_agent.retry._policy import RetryPolicy
-from dsh_llm._stream import LlmFailure
+from dsh_llm._failure import LlmFailure
 from dsh_session._events_harness import LlmRetryData, LlmRetryStartedData
 from dsh_session._session import Session
 
@@ -51,7 +51,7 @@ class RetryScheduler:
         self, scope: CancelScope, turn: int, step: int, provider: str, failure: LlmFailure
     ) -> bool:
         """Whether to make another attempt of the step after ``failure``; when so, the
-        wait is over (and logged) on return. Raises ``TurnAborted`` when the turn is
+        wait is over (and logged) on return. Raises ``_TurnAborted`` when the turn is
         cancelled during the wait."""
         policy = self._policy
         if failure.code not in policy.codes:

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from dsh_agent._notifications import AgentStatus
+from dsh_llm._failure import LlmFailure
 from dsh_llm._ids import CallId, MessageId
 from dsh_llm._messages import AssistantMessage, ToolResultMessage, UserMessage
-from dsh_llm._stream import LlmFailure
 from dsh_session.events import TurnEndReason
 
 

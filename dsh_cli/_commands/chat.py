@@ -25,7 +25,8 @@ from dsh_cli._commands.output import stderr_console
 from dsh_cli._commands.session_ids import ID_HELP, resolve_session_id
 from dsh_cli._commands.storage import add_store_argument, load_session
 from dsh_cli._commands.summary import summarize
-from dsh_llm import DshError, ModelAdapter
+from dsh_cli._errors import ChatSetupError
+from dsh_llm import ModelAdapter
 from dsh_session import Session, open_store
 
 HELP = "chat with a model: type while it answers to steer, Ctrl-C cancels the turn"
@@ -40,10 +41,6 @@ HOSTED_API_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"
 NO_KEY = "no-key"
 """Sent to a server of one's own that needs no key: the provider SDKs refuse to build
 a client without one."""
-
-
-class ChatSetupError(DshError):
-    """``dsh chat`` cannot start with the options given (e.g. no API key)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -16,16 +16,12 @@ import sys
 from collections.abc import Sequence
 
 from dsh_agent import AgentLoop, PendingApproval, Tool
-from dsh_llm import DshError
+from dsh_cli._errors import ToolSpecError
 
 APPROVE = "/approve"
 DENY = "/deny"
 YES = frozenset({"y", "yes"})
 NO = frozenset({"n", "no"})
-
-
-class ToolSpecError(DshError):
-    """``--tools`` does not name a sequence of tools."""
 
 
 def load_tools(spec: str) -> tuple[Tool, ...]:

@@ -7,23 +7,13 @@ one is the same single error line listing the ids it could mean.
 
 from __future__ import annotations
 
-from dsh_llm import DshError
+from dsh_cli._errors import SessionIdError
 from dsh_session import SessionStore
 
 ID_HELP = "the session id, or enough of its start to name one session"
 
 SHOWN_CANDIDATES = 3
 """How many of the ids an ambiguous prefix matches the error line names."""
-
-
-class SessionIdError(DshError):
-    """An id given on the command line names no stored session, or is the start of
-    several ids. ``given`` is what was typed, ``matches`` the ids it could mean."""
-
-    def __init__(self, message: str, *, given: str, matches: tuple[str, ...]) -> None:
-        super().__init__(message)
-        self.given = given
-        self.matches = matches
 
 
 async def resolve_session_id(store: SessionStore, given: str) -> str:

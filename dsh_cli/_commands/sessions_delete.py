@@ -16,10 +16,10 @@ import sys
 
 from dsh_cli._commands.output import stdout_console
 from dsh_cli._commands.render import format_time
-from dsh_cli._commands.session_ids import ID_HELP, SessionIdError, resolve_session_id
-from dsh_cli._commands.storage import UnreadableSessionError, read_session
+from dsh_cli._commands.session_ids import ID_HELP, resolve_session_id
+from dsh_cli._commands.storage import read_session
 from dsh_cli._commands.summary import summarize
-from dsh_llm import DshError
+from dsh_cli._errors import DeleteNotConfirmedError, SessionIdError, UnreadableSessionError
 from dsh_session import (
     SessionError,
     SessionNotFoundError,
@@ -29,11 +29,6 @@ from dsh_session import (
 )
 
 HELP = "delete a stored session for good (asks first unless --yes)"
-
-
-class DeleteNotConfirmedError(DshError):
-    """``dsh sessions delete`` was not confirmed: declined at the prompt, or run
-    without a terminal to ask at and without ``--yes``. Nothing was deleted."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

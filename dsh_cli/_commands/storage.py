@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from dsh_cli._commands.output import progress
-from dsh_llm import DshError
+from dsh_cli._errors import UnreadableSessionError
 from dsh_session import LoadReport, Session, SessionCorruptError, SessionFormatError, SessionStore
 
 DEFAULT_STORE_URL = "sqlite:///dsh.db"
@@ -33,11 +33,6 @@ def add_store_argument(parser: argparse.ArgumentParser) -> None:
 def add_json_argument(parser: argparse.ArgumentParser, what: str) -> None:
     """``--json``: print ``what`` as JSON instead of a terminal rendering."""
     parser.add_argument("--json", action="store_true", help=f"print {what} as JSON")
-
-
-class UnreadableSessionError(DshError):
-    """A stored session exists but cannot be loaded: its log is damaged or written in
-    a format this version cannot read. The message names the session."""
 
 
 async def load_session(store: SessionStore, session_id: str) -> Session:

@@ -33,11 +33,11 @@ from anthropic.types import (
     Usage,
 )
 
+from dsh_llm._failure import LlmFailure
 from dsh_llm._stream import (
     ErrorFinish,
     FinishChunk,
     FinishReason,
-    LlmFailure,
     MaxTokensFinish,
     StopFinish,
     StreamChunk,
@@ -48,7 +48,7 @@ from dsh_llm._stream import (
 from dsh_llm.failure_codes import stop_reason_code
 from dsh_llm.providers._anthropic_wire import REPLAY_FORMAT
 from dsh_llm.providers._blocks import BlockBuilder, StreamedBlockType
-from dsh_llm.providers._errors import MalformedResponseError
+from dsh_llm.providers._errors import _MalformedResponseError
 from dsh_llm.providers._streaming import stream_cut_short, unknown_stop
 from dsh_llm.providers._wire_values import (
     index,
@@ -167,7 +167,7 @@ class MessagesStreamTranslator:
         delta = event.delta
         expected = _BLOCK_TYPE_BY_DELTA.get(type(delta))
         if expected is not None and self._blocks.type_of(block_index) != expected:
-            raise MalformedResponseError(
+            raise _MalformedResponseError(
                 "delta.type",
                 f"is {delta.type!r}, but block {wire_index} is not a {expected} block",
             )

@@ -55,7 +55,7 @@ def messages_body(
     default_max_tokens: int,
     thinking: Mapping[str, Any] | None,
 ) -> MessagesBody:
-    """Translate a request; raises :class:`UnsupportedRequestError` for content the
+    """Translate a request; raises :class:`_UnsupportedRequestError` for content the
     protocol cannot carry."""
     system = [request.system] if request.system else []
     turns: list[WireMessage] = []

@@ -5,6 +5,10 @@ response, a connection error, a timeout, a generic API error for an error payloa
 inside a stream); :class:`SdkErrors` names one SDK's classes so a single classifier
 serves both adapters. The classifier never raises: every exception becomes a failure,
 and every text it takes from the wire is made storable first.
+
+The four exception classes here are private: an adapter raises them inside its own
+stream and turns each into a ``finish {error}`` chunk before it leaves the adapter, so
+no caller ever sees one (the failure they carry is what reaches the caller).
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from typing import NamedTuple
 
-from dsh_llm._frozen_json import JSON_INT_MAX
-from dsh_llm._stream import LlmFailure
+from dsh_llm._failure import LlmFailure
+from dsh_llm._json_limits import JSON_INT_MAX
 from dsh_llm.errors import LlmError
 from dsh_llm.failure_codes import (
     AUTH,
@@ -76,12 +80,12 @@ _CONTEXT_WORDING = re.compile(
 )
 
 
-class UnsupportedRequestError(LlmError):
+class _UnsupportedRequestError(LlmError):
     """The request holds something the provider's wire format cannot carry; the
     message names the offending message id and block."""
 
 
-class MalformedResponseError(LlmError):
+class _MalformedResponseError(LlmError):
     """A stream event holds a value this adapter cannot turn into a dsh value;
     ``field`` is its path in the provider's event, e.g. ``usage.output_tokens``."""
 
@@ -91,7 +95,7 @@ class MalformedResponseError(LlmError):
         self.field = field
 
 
-class StreamIdleError(LlmError):
+class _StreamIdleError(LlmError):
     """The stream stayed open without data (keep-alive comments are not data) for
     ``idle_timeout`` seconds."""
 
@@ -103,7 +107,7 @@ class StreamIdleError(LlmError):
         self.idle_timeout = idle_timeout
 
 
-class FirstChunkTimeoutError(LlmError):
+class _FirstChunkTimeoutError(LlmError):
     """No data of the response (not even its status line) came within
     ``first_chunk_timeout`` seconds of the request."""
 
@@ -115,9 +119,9 @@ class FirstChunkTimeoutError(LlmError):
 
 def unsupported_block(
     api: str, message_id: str, block_type: str, where: str
-) -> UnsupportedRequestError:
+) -> _UnsupportedRequestError:
     """The error for a content block that ``api`` cannot carry in ``where``."""
-    return UnsupportedRequestError(
+    return _UnsupportedRequestError(
         f"message {message_id!r}: {api} cannot carry a {block_type!r} block in {where}"
     )
 

@@ -17,11 +17,11 @@ from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionChunk
 from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
 
+from dsh_llm._failure import LlmFailure
 from dsh_llm._stream import (
     ErrorFinish,
     FinishChunk,
     FinishReason,
-    LlmFailure,
     MaxTokensFinish,
     StopFinish,
     StreamChunk,
@@ -31,7 +31,7 @@ from dsh_llm._stream import (
 )
 from dsh_llm.failure_codes import stop_reason_code
 from dsh_llm.providers._blocks import BlockBuilder
-from dsh_llm.providers._errors import MalformedResponseError
+from dsh_llm.providers._errors import _MalformedResponseError
 from dsh_llm.providers._openai_wire import REASONING_FIELDS, REPLAY_FORMAT
 from dsh_llm.providers._streaming import stream_cut_short, unknown_stop
 from dsh_llm.providers._wire_values import (
@@ -64,7 +64,7 @@ class ChatStreamTranslator:
         if not isinstance(event, ChatCompletionChunk):
             # The SDK hands over a ``data`` that is not a JSON object as it parsed it
             # (a list, a number, a string), unvalidated like every other field.
-            raise MalformedResponseError(
+            raise _MalformedResponseError(
                 "the stream event", f"is {reprlib.repr(event)}, not an object"
             )
         if event.usage is not None:

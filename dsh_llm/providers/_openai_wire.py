@@ -39,7 +39,7 @@ class ChatBody:
 
 
 def chat_body(request: GenerateRequest, *, max_tokens_field: MaxTokensField) -> ChatBody:
-    """Translate a request; raises :class:`UnsupportedRequestError` for content the
+    """Translate a request; raises :class:`_UnsupportedRequestError` for content the
     protocol cannot carry."""
     messages: list[WireMessage] = []
     if request.system:

@@ -13,13 +13,14 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Protocol, TypeVar
 
-from dsh_llm._stream import ErrorFinish, FinishChunk, LlmFailure, StreamChunk
+from dsh_llm._failure import LlmFailure
+from dsh_llm._stream import ErrorFinish, FinishChunk, StreamChunk
 from dsh_llm.failure_codes import INVALID_REQUEST, STREAM_CLOSED, stop_reason_code
 from dsh_llm.providers._errors import (
-    FirstChunkTimeoutError,
     SdkErrors,
-    StreamIdleError,
-    UnsupportedRequestError,
+    _FirstChunkTimeoutError,
+    _StreamIdleError,
+    _UnsupportedRequestError,
     failure_from_exception,
     translation_failure,
 )
@@ -111,9 +112,9 @@ class _FirstData:
     def arrived(self) -> None:
         self.deadline = None
 
-    def error(self) -> FirstChunkTimeoutError:
+    def error(self) -> _FirstChunkTimeoutError:
         assert self.seconds is not None
-        return FirstChunkTimeoutError(self.seconds)
+        return _FirstChunkTimeoutError(self.seconds)
 
 
 async def run_stream(
@@ -133,7 +134,7 @@ async def run_stream(
     try:
         async with asyncio.timeout_at(first.deadline) as opening:
             stream = await open_stream()
-    except UnsupportedRequestError as error:
+    except _UnsupportedRequestError as error:
         yield error_finish(LlmFailure(message=str(error), code=INVALID_REQUEST))
         return
     except Exception as error:
@@ -186,8 +187,8 @@ async def _next_chunks(
 async def _next_event(
     events: AsyncIterator[EventT], idle_timeout: float | None, first: _FirstData
 ) -> EventT | None:
-    """The next event, or ``None`` at the end; :class:`StreamIdleError` when none
-    comes within ``idle_timeout``, :class:`FirstChunkTimeoutError` when the first
+    """The next event, or ``None`` at the end; :class:`_StreamIdleError` when none
+    comes within ``idle_timeout``, :class:`_FirstChunkTimeoutError` when the first
     one does not come by its deadline."""
     idle = None if idle_timeout is None else asyncio.get_running_loop().time() + idle_timeout
     first_due = first.deadline is not None and (idle is None or first.deadline < idle)
@@ -199,7 +200,7 @@ async def _next_event(
             if first_due:
                 raise first.error() from None
             assert idle_timeout is not None
-            raise StreamIdleError(idle_timeout) from None
+            raise _StreamIdleError(idle_timeout) from None
         raise
 
 

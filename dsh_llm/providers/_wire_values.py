@@ -14,7 +14,7 @@ from typing import TypeVar
 from pydantic import TypeAdapter, ValidationError
 
 from dsh_llm._ids import CallId, CallIdField
-from dsh_llm.providers._errors import MalformedResponseError
+from dsh_llm.providers._errors import _MalformedResponseError
 from dsh_llm.providers._surrogates import storable_text
 
 _CALL_ID: TypeAdapter[CallId] = TypeAdapter(CallIdField)
@@ -26,7 +26,7 @@ def optional_text(value: object, field: str) -> str | None:
     storable by its block's :class:`SurrogateJoiner`, which may join it with the next."""
     if value is None or isinstance(value, str):
         return value
-    raise MalformedResponseError(field, f"is {_shown(value)}, not a string")
+    raise _MalformedResponseError(field, f"is {_shown(value)}, not a string")
 
 
 def optional_name(value: object, field: str) -> str | None:
@@ -43,7 +43,7 @@ def optional_call_id(value: object, field: str) -> CallId | None:
     try:
         return _CALL_ID.validate_python(text)
     except ValidationError:
-        raise MalformedResponseError(
+        raise _MalformedResponseError(
             field, f"is {_shown(text)}, not a call id dsh can hold"
         ) from None
 
@@ -54,13 +54,13 @@ def optional_count(value: object, field: str) -> int | None:
         return None
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
-    raise MalformedResponseError(field, f"is {_shown(value)}, not a non-negative integer")
+    raise _MalformedResponseError(field, f"is {_shown(value)}, not a non-negative integer")
 
 
 def required_count(value: object, field: str) -> int:
     count = optional_count(value, field)
     if count is None:
-        raise MalformedResponseError(field, "is missing")
+        raise _MalformedResponseError(field, "is missing")
     return count
 
 
@@ -68,7 +68,7 @@ def index(value: object, field: str) -> int:
     """A position the provider numbers its stream parts by."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    raise MalformedResponseError(field, f"is {_shown(value)}, not an integer")
+    raise _MalformedResponseError(field, f"is {_shown(value)}, not an integer")
 
 
 def items(value: list[ItemT] | None, field: str) -> list[ItemT]:
@@ -77,7 +77,7 @@ def items(value: list[ItemT] | None, field: str) -> list[ItemT]:
         return []
     if isinstance(value, list):
         return value
-    raise MalformedResponseError(field, f"is {_shown(value)}, not a list")
+    raise _MalformedResponseError(field, f"is {_shown(value)}, not a list")
 
 
 def _shown(value: object) -> str:

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Self, TypeAlias
 
 from pydantic import Discriminator, Field, Tag, TypeAdapter, field_validator
 
-from dsh_llm._frozen_json import JSON_INT_MAX
+from dsh_llm._json_limits import JSON_INT_MAX
 from dsh_llm._model import DshModel, optional
 
 __all__ = [

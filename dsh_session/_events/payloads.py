@@ -9,10 +9,12 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from dsh_llm._frozen_json import JSON_INT_MAX, FrozenJson
+from dsh_llm._frozen_json import FrozenJson
 from dsh_llm._ids import CallIdField
+from dsh_llm._json_limits import JSON_INT_MAX
 from dsh_llm._messages import AssistantMessage, ToolResultMessage, UserMessage
-from dsh_llm._model import DshModel, OpenDshModel, optional
+from dsh_llm._model import DshModel, optional
+from dsh_llm._open_model import OpenDshModel
 from dsh_llm._request import ToolSchema
 from dsh_llm._stream import StreamChunk, TokenUsage
 from dsh_session._events.envelope import NonNegativeInt, StepNumber, TurnNumber

@@ -7,8 +7,8 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Field
 
+from dsh_llm._failure import LlmFailure
 from dsh_llm._model import DshModel
-from dsh_llm._stream import LlmFailure
 
 __all__ = [
     "AbortedReason",

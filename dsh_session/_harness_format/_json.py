@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dsh_session._harness_format.errors import HarnessCorruptError
+from dsh_session.errors import HarnessCorruptError
 
 
 def dumps_js(value: Any) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from dsh_session._harness_format._json import dumps_js
-from dsh_session._harness_format.errors import ChunkRowError
+from dsh_session.errors import ChunkRowError
 
 Json = dict[str, Any]
 

@@ -13,8 +13,7 @@ import json
 from typing import Any
 
 from dsh_session._harness_format._json import dumps_js
-from dsh_session._harness_format.errors import HeaderLineError
-from dsh_session.errors import SessionFormatError
+from dsh_session.errors import HeaderLineError, SessionFormatError
 
 Json = dict[str, Any]
 

@@ -17,11 +17,6 @@ from typing import Any
 
 from dsh_session._harness_format._json import dumps_js
 from dsh_session._harness_format.chunk_rows import expand_record, pack_chunk_runs
-from dsh_session._harness_format.errors import (
-    HarnessCorruptError,
-    HeaderLineError,
-    ZstdFrameError,
-)
 from dsh_session._harness_format.header_line import header_line, parse_header_line
 from dsh_session._harness_format.zstd_frames import (
     FrameScan,
@@ -30,6 +25,7 @@ from dsh_session._harness_format.zstd_frames import (
     encode_frame,
     scan_frames,
 )
+from dsh_session.errors import HarnessCorruptError, HeaderLineError, ZstdFrameError
 
 Json = dict[str, Any]
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from dsh_session._harness_format.errors import HarnessLayoutError
+from dsh_session.errors import HarnessLayoutError
 
 NO_CWD_DIR = "_no-cwd"
 PLAIN_LOG_NAME = "session.jsonl"

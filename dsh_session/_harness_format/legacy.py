@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, TypeGuard
 
-from dsh_session._harness_format.errors import LegacyRecordError
+from dsh_session.errors import LegacyRecordError
 
 Json = dict[str, Any]
 

@@ -16,7 +16,7 @@ from typing import Any
 from dsh_session._harness_format._json import dumps_js, loads_record
 from dsh_session._harness_format._zstd_binding import zstd
 from dsh_session._harness_format.chunk_rows import CHUNK_ROW_TYPES, SQLITE_BOUNDS, expand_record
-from dsh_session._harness_format.errors import ChunkRowError, HarnessCorruptError, SourceSeqsError
+from dsh_session.errors import ChunkRowError, HarnessCorruptError, SourceSeqsError
 
 Json = dict[str, Any]
 

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from dsh_session._harness_format.chunk_rows import SQLITE_BOUNDS, pack_chunk_runs
-from dsh_session._harness_format.errors import HarnessCorruptError, HarnessSchemaError
 from dsh_session._harness_format.sqlite_codec import EventRow, decode_row, encode_record
-from dsh_session.errors import SessionValidationError
+from dsh_session.errors import HarnessCorruptError, HarnessSchemaError, SessionValidationError
 
 Json = dict[str, Any]
 

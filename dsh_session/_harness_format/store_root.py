@@ -12,11 +12,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from dsh_session._harness_format.errors import HarnessLayoutError
 from dsh_session._harness_format.event_types import check_vocabulary
 from dsh_session._harness_format.jsonl_log import HarnessLog, read_log
 from dsh_session._harness_format.layout import SessionFolder, list_session_folders, log_path
 from dsh_session._harness_format.legacy import migrate_legacy_events
+from dsh_session.errors import HarnessLayoutError
 
 
 def find_session(root: Path, session_id: str) -> SessionFolder | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dsh_session._harness_format._zstd_binding import zstd
-from dsh_session._harness_format.errors import ZstdFrameError
+from dsh_session.errors import ZstdFrameError
 
 ZSTD_MAGIC = 0xFD2FB528
 """Little-endian magic number opening every zstd frame."""

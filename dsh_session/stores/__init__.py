@@ -11,20 +11,19 @@ on one database; imported on first use, it needs the ``postgres`` extra), and
 
 from typing import TYPE_CHECKING
 
-from dsh_session.errors import SessionConflictError
-from dsh_session.stores._base import (
+from dsh_session.errors import (
+    NotARegularFileError,
+    SessionConflictError,
     SessionNotFoundError,
-    SessionStore,
-    StoreMode,
     StoreNotFoundError,
-    StoreStats,
+    StoreUrlError,
 )
+from dsh_session.stores._base import SessionStore, StoreMode, StoreStats
 from dsh_session.stores._jsonl import JsonlSessionStore
 from dsh_session.stores._memory import MemorySessionStore
 from dsh_session.stores._recovery import LoadReport, TornTail
-from dsh_session.stores._regular_file import NotARegularFileError
 from dsh_session.stores._sqlite import SqliteSessionStore
-from dsh_session.stores._url import StoreUrlError, open_store
+from dsh_session.stores._url import open_store
 
 if TYPE_CHECKING:
     from dsh_session.stores.postgres import PostgresSessionStore

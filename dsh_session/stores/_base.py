@@ -46,23 +46,6 @@ of this backend and may write to it; ``read`` requires an existing store, opens 
 read-only and refuses every write (what inspection wants: it changes nothing)."""
 
 
-class SessionNotFoundError(StoreError):
-    """The store holds no session with the requested id."""
-
-    def __init__(self, session_id: SessionId, where: str) -> None:
-        super().__init__(f"no session {session_id!r} in {where}")
-        self.session_id = session_id
-
-
-class StoreNotFoundError(StoreError):
-    """A store opened with ``mode="open"`` or ``"read"`` does not exist at ``location``
-    (or is not a store of that backend); nothing was created."""
-
-    def __init__(self, location: str, problem: str) -> None:
-        super().__init__(f"no session store at {location}: {problem}")
-        self.location = location
-
-
 @dataclass
 class StoreStats:
     """Counters of a store's persistence work, for benchmarks and diagnostics."""

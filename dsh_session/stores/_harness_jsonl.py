@@ -20,8 +20,6 @@ from typing import Any
 
 from dsh_session._harness_format import (
     CHUNK_ROW_TYPES,
-    HarnessLayoutError,
-    HeaderLineError,
     SessionFolder,
     check_placement,
     decode_frame,
@@ -37,6 +35,7 @@ from dsh_session._harness_format import (
 )
 from dsh_session._header import SessionHeader, SessionId, parse_header
 from dsh_session._parse import collector_paused, parse_events
+from dsh_session.errors import HarnessLayoutError, HeaderLineError
 from dsh_session.events import LogEvent, SessionEvent
 from dsh_session.stores._current_records import current_events
 from dsh_session.stores._recovery import StoredLog, TornTail

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dsh_session._harness_format import (
-    HarnessCorruptError,
     StoredSession,
     append_batch,
     check_schema,
@@ -41,13 +40,18 @@ from dsh_session._harness_format import (
 from dsh_session._harness_format.sqlite_db import initialize_database
 from dsh_session._header import SessionHeader, SessionId
 from dsh_session._parse import collector_paused, parse_events
-from dsh_session.errors import SessionError, StoreError
-from dsh_session.stores._base import Batch, SessionNotFoundError, StoreMode, StoreStats
+from dsh_session.errors import (
+    HarnessCorruptError,
+    SessionError,
+    SessionNotFoundError,
+    StoreError,
+)
+from dsh_session.stores._base import Batch, StoreMode, StoreStats
 from dsh_session.stores._codec import dump_event, dump_header
 from dsh_session.stores._harness_jsonl import dsh_header
 from dsh_session.stores._ownership import SessionLocks
 from dsh_session.stores._recovery import StoredLog
-from dsh_session.stores._sqlite_layouts import LayoutChanged, SqliteLayout
+from dsh_session.stores._sqlite_layouts import SqliteLayout, _LayoutChanged
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +101,7 @@ class HarnessLayout(SqliteLayout):
                 os.chmod(self.path, 0o600)
                 initialize_database(self.path).close()
         except sqlite3.OperationalError as error:  # busy: another process is creating it
-            raise LayoutChanged(f"{self}: cannot create the schema yet: {error}") from error
+            raise _LayoutChanged(f"{self}: cannot create the schema yet: {error}") from error
 
     def lock_path_of(self, session_id: SessionId) -> Path:
         """The lock file a writer of the session holds."""

@@ -30,15 +30,15 @@ from pathlib import Path
 
 from dsh_session._harness_format import SessionFolder
 from dsh_session._header import SessionHeader, SessionId, parse_header
-from dsh_session.errors import SessionCorruptError, SessionError, StoreError
-from dsh_session.stores._base import (
-    INLINE_BATCH_LIMIT,
-    Batch,
+from dsh_session.errors import (
+    NotARegularFileError,
+    SessionCorruptError,
+    SessionError,
     SessionNotFoundError,
-    SessionStore,
-    StoreMode,
+    StoreError,
     StoreNotFoundError,
 )
+from dsh_session.stores._base import INLINE_BATCH_LIMIT, Batch, SessionStore, StoreMode
 from dsh_session.stores._codec import dump_event
 from dsh_session.stores._harness_jsonl import (
     HarnessArtifact,
@@ -56,12 +56,12 @@ from dsh_session.stores._jsonl_form import (
 from dsh_session.stores._jsonl_scan import scan_jsonl
 from dsh_session.stores._ownership import SessionLocks
 from dsh_session.stores._publish import (
-    FileExistsAlreadyError,
+    _FileExistsAlreadyError,
     publish_new_file,
     write_at,
 )
 from dsh_session.stores._recovery import StoredLog, TornTail
-from dsh_session.stores._regular_file import NotARegularFileError, open_regular
+from dsh_session.stores._regular_file import open_regular
 from dsh_session.stores._removal import remove_flat_log, remove_session_folder
 from dsh_session.stores._torn_sidecar import set_aside
 
@@ -192,7 +192,7 @@ class JsonlSessionStore(SessionStore):
         )
         try:
             publish_new_file(self.directory, path, content, on_fsync=self._count_fsync)
-        except FileExistsAlreadyError:
+        except _FileExistsAlreadyError:
             raise StoreError(
                 f"session {session_id!r} already exists in {self}; load it instead of "
                 "attaching a new session with the same id"

@@ -7,9 +7,9 @@ load builds a new session over them (validated and repaired like any other load)
 from __future__ import annotations
 
 from dsh_session._header import SessionHeader, SessionId
-from dsh_session.errors import StoreError
+from dsh_session.errors import SessionNotFoundError, StoreError
 from dsh_session.events import LogEvent
-from dsh_session.stores._base import Batch, SessionNotFoundError, SessionStore
+from dsh_session.stores._base import Batch, SessionStore
 from dsh_session.stores._recovery import StoredLog
 
 

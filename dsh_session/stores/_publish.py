@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-class FileExistsAlreadyError(Exception):
+class _FileExistsAlreadyError(Exception):
     """The final path already names a file; nothing was written there."""
 
 
@@ -26,7 +26,7 @@ def publish_new_file(
 ) -> None:
     """Create ``final_path`` (somewhere under ``root``) holding exactly ``content``.
 
-    Raises :class:`FileExistsAlreadyError` if it exists. If the last folder fsync fails
+    Raises :class:`_FileExistsAlreadyError` if it exists. If the last folder fsync fails
     the file is removed again, so a retry can create it; ``on_fsync`` counts barriers.
     """
     _make_folders(root, final_path.parent, on_fsync)
@@ -42,7 +42,7 @@ def publish_new_file(
         try:
             os.link(staging, final_path)
         except FileExistsError:
-            raise FileExistsAlreadyError(str(final_path)) from None
+            raise _FileExistsAlreadyError(str(final_path)) from None
     finally:
         os.unlink(staging)
     try:

@@ -13,15 +13,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from dsh_session.errors import StoreError
-
-
-class NotARegularFileError(StoreError):
-    """A store file's name is taken by something that is not a regular file."""
-
-    def __init__(self, path: Path, mode: int) -> None:
-        super().__init__(f"{path}: not a regular file ({_kind(mode)}); not opened")
-        self.path = path
+from dsh_session.errors import NotARegularFileError
 
 
 def open_regular(path: Path) -> BinaryIO:
@@ -40,14 +32,3 @@ def open_regular(path: Path) -> BinaryIO:
 def _require_regular(path: Path, mode: int) -> None:
     if not stat.S_ISREG(mode):
         raise NotARegularFileError(path, mode)
-
-
-def _kind(mode: int) -> str:
-    kinds = (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    )
-    return next((name for test, name in kinds if test(mode)), "not a regular file")

@@ -42,27 +42,25 @@ from typing import Literal
 from dsh_session._harness_format import SCHEMA_VERSION as HARNESS_SCHEMA_VERSION
 from dsh_session._header import SessionHeader, SessionId, parse_header
 from dsh_session._parse import parse_events
-from dsh_session.errors import SessionCorruptError, StoreError
-from dsh_session.events import LogEvent
-from dsh_session.stores._base import (
-    INLINE_BATCH_LIMIT,
-    Batch,
+from dsh_session.errors import (
+    NotARegularFileError,
+    SessionCorruptError,
     SessionNotFoundError,
-    SessionStore,
-    StoreMode,
+    StoreError,
     StoreNotFoundError,
-    StoreStats,
 )
+from dsh_session.events import LogEvent
+from dsh_session.stores._base import INLINE_BATCH_LIMIT, Batch, SessionStore, StoreMode, StoreStats
 from dsh_session.stores._codec import dump_event, dump_header, listed_headers
 from dsh_session.stores._harness_sqlite import HarnessLayout
 from dsh_session.stores._ownership import SessionLocks, this_writer
 from dsh_session.stores._recovery import StoredLog
-from dsh_session.stores._regular_file import NotARegularFileError, open_regular
+from dsh_session.stores._regular_file import open_regular
 from dsh_session.stores._sqlite_layouts import (
     SQLITE_MAGIC,
     Found,
-    LayoutChanged,
     SqliteLayout,
+    _LayoutChanged,
     find_layout,
 )
 from dsh_session.stores._writer_epochs import WriterEpochs
@@ -154,7 +152,7 @@ class SqliteSessionStore(SessionStore):
                     stats=self.stats,
                     create=_CREATE.get(found),
                 )
-            except (FileExistsError, LayoutChanged):
+            except (FileExistsError, _LayoutChanged):
                 continue  # another process created the file or its tables: look again
         raise StoreError(f"{self}: the file kept changing while it was opened")
 
@@ -284,7 +282,7 @@ class DshLayout(SqliteLayout):
         except sqlite3.DatabaseError as error:
             raise StoreNotFoundError(str(self.path), f"not a readable database ({error})") from None
         if version == HARNESS_SCHEMA_VERSION:  # created by another process meanwhile
-            raise LayoutChanged(f"{self}: the database was given schema 17 meanwhile")
+            raise _LayoutChanged(f"{self}: the database was given schema 17 meanwhile")
         if creating and version == 0:
             return
         if version < 1 or tables != {"dsh_sessions", "dsh_events"}:
@@ -314,11 +312,11 @@ class DshLayout(SqliteLayout):
     def _create_tables(self, db: sqlite3.Connection) -> None:
         """Add layout 1's tables in one transaction, unless, once it holds the write
         lock, the database turns out to have been given a layout meanwhile (another
-        process creating the file in schema 17): then :class:`LayoutChanged`."""
+        process creating the file in schema 17): then :class:`_LayoutChanged`."""
         db.execute("BEGIN IMMEDIATE")
         try:
             if db.execute("PRAGMA user_version").fetchone()[0] != 0:
-                raise LayoutChanged(f"{self}: another process gave the database a layout")
+                raise _LayoutChanged(f"{self}: another process gave the database a layout")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)

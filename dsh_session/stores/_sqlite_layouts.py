@@ -29,11 +29,11 @@ from typing import Literal
 
 from dsh_session._harness_format import APPLICATION_ID, SCHEMA_VERSION
 from dsh_session._header import SessionHeader, SessionId
-from dsh_session.errors import StoreError
+from dsh_session.errors import NotARegularFileError, StoreError, StoreNotFoundError
 from dsh_session.events import LogEvent
-from dsh_session.stores._base import Batch, StoreNotFoundError
+from dsh_session.stores._base import Batch
 from dsh_session.stores._recovery import StoredLog
-from dsh_session.stores._regular_file import NotARegularFileError, open_regular
+from dsh_session.stores._regular_file import open_regular
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 """The first bytes of every SQLite database file."""
@@ -50,7 +50,7 @@ of ``user_version`` 0 with other tables gets layout 1's tables beside them in
 ``mode="create"``, as before)."""
 
 
-class LayoutChanged(StoreError):
+class _LayoutChanged(StoreError):
     """Another process gave the database a layout (or held it to do so) while this one
     was opening it; the store looks at the file again."""
 

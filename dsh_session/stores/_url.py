@@ -25,7 +25,7 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
-from dsh_session.errors import StoreError
+from dsh_session.errors import StoreUrlError
 from dsh_session.stores._base import SessionStore, StoreMode
 from dsh_session.stores._jsonl import JsonlSessionStore
 from dsh_session.stores._jsonl_form import COMPRESSIONS
@@ -39,14 +39,6 @@ _FORMS = (
 
 _BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-class StoreUrlError(StoreError):
-    """A store URL that cannot name a store; ``url`` is the text given."""
-
-    def __init__(self, url: str, problem: str) -> None:
-        super().__init__(f"store url {url!r}: {problem}")
-        self.url = url
 
 
 def open_store(url: str, *, mode: StoreMode = "create") -> SessionStore:

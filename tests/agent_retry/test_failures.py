@@ -16,14 +16,15 @@ from dsh_agent import (
     PreStep,
     PreStepDecision,
     Reject,
-    TurnFailed,
     run,
     tool,
 )
+from dsh_agent.errors import TurnFailed
 from dsh_llm import create_user_message
+from dsh_llm._failure import LlmFailure
 from dsh_llm._messages import UserMessage
 from dsh_llm._request import GenerateRequest
-from dsh_llm._stream import LlmFailure, StreamChunk
+from dsh_llm._stream import StreamChunk
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session, ToolResultEvent
 

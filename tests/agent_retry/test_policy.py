@@ -8,7 +8,7 @@ import pytest
 from dsh_agent import AgentLoop, RetryPolicy, TurnFailed, run
 from dsh_agent.retry._backoff import local_delay_ms, retry_delay_ms
 from dsh_llm import create_user_message
-from dsh_llm._stream import LlmFailure
+from dsh_llm._failure import LlmFailure
 from dsh_llm.failure_codes import RETRYABLE_CODES
 from dsh_llm.testing import ScriptedAdapter
 from dsh_session import LlmRetryEvent, Session

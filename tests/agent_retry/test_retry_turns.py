@@ -15,10 +15,10 @@ from dsh_agent import (
     PreStep,
     PreStepDecision,
     RetryPolicy,
-    TurnFailed,
     run,
     run_retry,
 )
+from dsh_agent.errors import TurnFailed
 from dsh_session import AbortedReason, TurnEndEvent, UserMessageEvent
 
 from .support import answer, make_agent, prompt, retries, server_error, started

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from dsh_agent import AgentLoop, ModelSettings, OutputValidationError, RunResult, TurnFailed
 from dsh_agent.streaming._sync import SyncAgent, run_sync
 from dsh_llm import UserMessage, create_user_message
-from dsh_llm._stream import LlmFailure
+from dsh_llm._failure import LlmFailure
 from dsh_llm.testing import Response, ScriptedAdapter, reply
 from dsh_session import Session
 

@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 
+from dsh_agent.errors import RequestMismatch, RequestReconstructionError
 from dsh_agent.requests import (
-    RequestMismatch,
-    RequestReconstructionError,
     build_request,
     diff_requests,
     reconstruct_attempts,

@@ -13,15 +13,8 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel, Field
 
-from dsh_agent.tools import (
-    Tool,
-    ToolArgumentsError,
-    ToolCallOutcome,
-    ToolContext,
-    ToolOutput,
-    execute_tool_call,
-    tool,
-)
+from dsh_agent.errors import ToolArgumentsError
+from dsh_agent.tools import Tool, ToolCallOutcome, ToolContext, ToolOutput, execute_tool_call, tool
 from dsh_llm import (
     MAX_JSON_DEPTH,
     ImageBlock,

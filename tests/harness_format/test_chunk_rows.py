@@ -10,13 +10,13 @@ import pytest
 
 from dsh_session._harness_format import (
     SQLITE_BOUNDS,
-    ChunkRowError,
     batch_text,
     decode_frame,
     expand_record,
     pack_chunk_runs,
     scan_frames,
 )
+from dsh_session.errors import ChunkRowError
 
 from .fixtures import SCENARIOS, artifact, lines
 

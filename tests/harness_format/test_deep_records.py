@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from dsh_session._harness_format import HarnessCorruptError, read_plain_log
+from dsh_session._harness_format import read_plain_log
 from dsh_session._harness_format.sqlite_codec import EventRow, decode_row
+from dsh_session.errors import HarnessCorruptError
 
 from .fixtures import artifact
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dsh_session._harness_format import HeaderLineError, header_line, parse_header_line
-from dsh_session.errors import SessionFormatError
+from dsh_session._harness_format import header_line, parse_header_line
+from dsh_session.errors import HeaderLineError, SessionFormatError
 
 from .fixtures import SCENARIOS, artifact
 

@@ -8,7 +8,6 @@ import json
 import pytest
 
 from dsh_session._harness_format import (
-    HarnessCorruptError,
     HarnessLog,
     decode_frame,
     encode_frame,
@@ -19,6 +18,7 @@ from dsh_session._harness_format import (
     scan_frames,
     session_header,
 )
+from dsh_session.errors import HarnessCorruptError
 
 from .fixtures import JSONL_FORMS, SCENARIOS, artifact, expected_session
 

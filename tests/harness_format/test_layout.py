@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from dsh_session._harness_format import (
-    HarnessLayoutError,
     decode_segment,
     encode_segment,
     list_session_folders,
     log_path,
     project_key,
 )
+from dsh_session.errors import HarnessLayoutError
 
 from .fixtures import JSONL_FORMS, SCENARIOS, TS_LOGS
 

@@ -6,11 +6,8 @@ from typing import Any
 
 import pytest
 
-from dsh_session._harness_format import (
-    LegacyRecordError,
-    migrate_legacy_events,
-    read_plain_log,
-)
+from dsh_session._harness_format import migrate_legacy_events, read_plain_log
+from dsh_session.errors import LegacyRecordError
 
 from .fixtures import SCENARIOS, TS_LOGS, expected_session
 

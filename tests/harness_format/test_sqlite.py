@@ -14,9 +14,6 @@ from dsh_session._harness_format import (
     APPLICATION_ID,
     SCHEMA_VERSION,
     EventRow,
-    HarnessCorruptError,
-    HarnessSchemaError,
-    SourceSeqsError,
     append_batch,
     create_database,
     decode_source_event_seqs,
@@ -25,7 +22,12 @@ from dsh_session._harness_format import (
     read_database,
     read_plain_log,
 )
-from dsh_session.errors import SessionValidationError
+from dsh_session.errors import (
+    HarnessCorruptError,
+    HarnessSchemaError,
+    SessionValidationError,
+    SourceSeqsError,
+)
 
 from .fixtures import SCENARIOS, TS_LOGS, artifact, expected_session
 

@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 
 from dsh_session._harness_format import (
-    HarnessLayoutError,
     check_vocabulary,
     find_session,
     list_session_folders,
     read_session,
 )
-from dsh_session.errors import SessionFormatError
+from dsh_session.errors import HarnessLayoutError, SessionFormatError
 
 from .fixtures import JSONL_FORMS, SCENARIOS, TS_LOGS, expected_session
 

@@ -6,13 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from dsh_session._harness_format import (
-    ZstdFrameError,
-    decode_frame,
-    encode_frame,
-    read_zstd_log,
-    scan_frames,
-)
+from dsh_session._harness_format import decode_frame, encode_frame, read_zstd_log, scan_frames
+from dsh_session.errors import ZstdFrameError
 
 from .fixtures import SCENARIOS, artifact
 

@@ -16,13 +16,8 @@ from session_stores.sqlite_files import layout_of
 from session_stores.writer_processes import TESTS_DIR
 
 from dsh_session._harness_format import check_schema, read_database
-from dsh_session.errors import SessionConflictError
-from dsh_session.stores import (
-    JsonlSessionStore,
-    SessionNotFoundError,
-    SqliteSessionStore,
-    open_store,
-)
+from dsh_session.errors import SessionConflictError, SessionNotFoundError
+from dsh_session.stores import JsonlSessionStore, SqliteSessionStore, open_store
 
 from .roots import JSONL_FORMS, SCENARIOS, TS_LOGS, copy_root, tree
 

@@ -21,15 +21,13 @@ from dsh_session._harness_format import (
     read_database,
 )
 from dsh_session._session import Session
-from dsh_session.errors import SessionConflictError, StoreError
-from dsh_session.stores import (
+from dsh_session.errors import (
+    SessionConflictError,
     SessionNotFoundError,
-    SessionStore,
-    SqliteSessionStore,
-    StoreMode,
+    StoreError,
     StoreNotFoundError,
-    open_store,
 )
+from dsh_session.stores import SessionStore, SqliteSessionStore, StoreMode, open_store
 
 from .roots import SCENARIOS, TS_LOGS, expected_session, tree, wire_events
 

@@ -16,7 +16,6 @@ from dsh_llm import (
     MAX_JSON_DEPTH,
     FrozenDict,
     ImageBlock,
-    JsonValueError,
     MessageAdapter,
     TokenUsage,
     create_assistant_message,
@@ -25,6 +24,7 @@ from dsh_llm import (
     freeze_message,
 )
 from dsh_llm._sources import PluginForm, PluginSource, UnknownSource, UserSource
+from dsh_llm.errors import JsonValueError
 from dsh_session import RequestConfig, TurnStartData
 from dsh_session._header import SessionHeader, parse_header
 

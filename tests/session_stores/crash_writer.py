@@ -18,12 +18,8 @@ import sys
 from typing import TextIO
 
 from dsh_session._session import Session
-from dsh_session.stores import (
-    JsonlSessionStore,
-    SessionNotFoundError,
-    SessionStore,
-    SqliteSessionStore,
-)
+from dsh_session.errors import SessionNotFoundError
+from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
 
 from .scenarios import answer, finish_tool, open_turn, request_tools, start_tool
 

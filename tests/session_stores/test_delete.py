@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from dsh_session._session import Session
-from dsh_session.errors import SessionConflictError, SessionValidationError, StoreError
-from dsh_session.stores import (
-    JsonlSessionStore,
+from dsh_session.errors import (
+    SessionConflictError,
     SessionNotFoundError,
-    SqliteSessionStore,
-    open_store,
+    SessionValidationError,
+    StoreError,
 )
+from dsh_session.stores import JsonlSessionStore, SqliteSessionStore, open_store
 from dsh_session.stores._sqlite import DshLayout
 
 from .conftest import StoreFactory

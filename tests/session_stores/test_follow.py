@@ -9,8 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from dsh_session import SessionEvent
-from dsh_session.stores import SessionNotFoundError
+from dsh_session import SessionEvent, SessionNotFoundError
 
 from .conftest import StoreFactory
 from .scenarios import complete_turn, store_completed_turn

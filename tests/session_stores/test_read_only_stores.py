@@ -12,15 +12,8 @@ from pathlib import Path
 import pytest
 
 from dsh_session._session import Session
-from dsh_session.errors import SessionCorruptError, StoreError
-from dsh_session.stores import (
-    JsonlSessionStore,
-    SqliteSessionStore,
-    StoreMode,
-    StoreNotFoundError,
-    StoreUrlError,
-    open_store,
-)
+from dsh_session.errors import SessionCorruptError, StoreError, StoreNotFoundError, StoreUrlError
+from dsh_session.stores import JsonlSessionStore, SqliteSessionStore, StoreMode, open_store
 
 from .scenarios import store_completed_turn
 from .sqlite_files import layout_one

@@ -9,8 +9,8 @@ import pytest
 
 from dsh_llm import create_user_message, freeze_message
 from dsh_session._session import Session
-from dsh_session.errors import SessionValidationError, StoreError
-from dsh_session.stores import JsonlSessionStore, SessionNotFoundError, SqliteSessionStore
+from dsh_session.errors import SessionNotFoundError, SessionValidationError, StoreError
+from dsh_session.stores import JsonlSessionStore, SqliteSessionStore
 
 from .conftest import DurableStoreClass, StoreFactory
 from .scenarios import complete_turn, loads_back, store_completed_turn

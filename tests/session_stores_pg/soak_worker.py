@@ -24,8 +24,8 @@ from typing import TextIO
 from session_stores.scenarios import answer, open_turn, request_tools, run_tool
 
 from dsh_session._session import Session
-from dsh_session.errors import SessionConflictError, StoreError
-from dsh_session.stores import PostgresSessionStore, SessionNotFoundError
+from dsh_session.errors import SessionConflictError, SessionNotFoundError, StoreError
+from dsh_session.stores import PostgresSessionStore
 from dsh_session.stores._codec import dump_event
 
 

@@ -18,8 +18,8 @@ from session_stores.scenarios import complete_turn, store_completed_turn
 
 from dsh_session import TurnEndEvent
 from dsh_session._session import Session
-from dsh_session.errors import SessionConflictError, StoreError
-from dsh_session.stores import PostgresSessionStore, StoreNotFoundError, open_store
+from dsh_session.errors import SessionConflictError, StoreError, StoreNotFoundError
+from dsh_session.stores import PostgresSessionStore, open_store
 from dsh_session.stores.postgres._schema import LAYOUT_VERSION
 
 TESTS_DIR = Path(__file__).resolve().parent.parent

@@ -33,8 +33,7 @@ import psycopg
 from psycopg.pq import TransactionStatus
 
 from dsh_session._header import SessionHeader, SessionId
-from dsh_session.errors import SessionConflictError, StoreError
-from dsh_session.stores._base import SessionNotFoundError
+from dsh_session.errors import SessionConflictError, SessionNotFoundError, StoreError
 
 CHANNEL = "dsh_session_events"
 """The NOTIFY channel; each payload is ``<session id> <head>``."""

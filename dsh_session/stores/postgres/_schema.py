@@ -22,8 +22,8 @@ Version 1:
 
 from __future__ import annotations
 
-from dsh_session.errors import StoreError
-from dsh_session.stores._base import StoreMode, StoreNotFoundError
+from dsh_session.errors import StoreError, StoreNotFoundError
+from dsh_session.stores._base import StoreMode
 from dsh_session.stores.postgres._fencing import Connection
 
 LAYOUT_VERSION = 1

@@ -23,9 +23,9 @@ from psycopg_pool import ConnectionPool
 
 from dsh_session._header import SessionHeader, SessionId, parse_header, validate_session_id
 from dsh_session._parse import parse_events
-from dsh_session.errors import SessionCorruptError, StoreError
+from dsh_session.errors import SessionCorruptError, SessionNotFoundError, StoreError
 from dsh_session.events import LogEvent
-from dsh_session.stores._base import Batch, SessionNotFoundError, SessionStore, StoreMode
+from dsh_session.stores._base import Batch, SessionStore, StoreMode
 from dsh_session.stores._codec import dump_event, listed_headers
 from dsh_session.stores._follow import check_from_seq
 from dsh_session.stores._ownership import this_writer

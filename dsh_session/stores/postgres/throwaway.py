@@ -19,11 +19,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from dsh_session.errors import PostgresUnavailableError
+
 _DEBIAN_BINARIES = Path("/usr/lib/postgresql")
-
-
-class PostgresUnavailableError(RuntimeError):
-    """No PostgreSQL binaries were found on this machine."""
 
 
 def find_binaries() -> Path:
