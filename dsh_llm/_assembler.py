@@ -56,7 +56,7 @@ class _OpenBlock:
             return ReasoningBlock(text="".join(self.text))
         if self.block_type == "tool-call":
             return ToolCallBlock(
-                id=self.call_id or f"call-{self.index}",
+                call_id=self.call_id or f"call-{self.index}",
                 name=self.name or "",
                 arguments="".join(self.text),
             )
@@ -111,7 +111,7 @@ class BlockAssembler:
         elif isinstance(chunk, ToolCallDeltaChunk):
             block = self._open(chunk.index, "tool-call")
             if block is not None:
-                block.call_id = chunk.id
+                block.call_id = chunk.call_id
                 if chunk.name is not None:
                     block.name = chunk.name
                 block.text.append(chunk.arguments_delta)

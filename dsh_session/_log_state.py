@@ -170,7 +170,7 @@ class LogState:
             self.surface.put(event)
             return
         self._check_in_step(event, event.data.turn, event.data.step)
-        calls = [b.id for b in event.data.message.content if isinstance(b, ToolCallBlock)]
+        calls = [b.call_id for b in event.data.message.content if isinstance(b, ToolCallBlock)]
         requested: set[str] = set()
         for call_id in calls:
             if call_id in self._awaiting or call_id in requested:

@@ -96,7 +96,7 @@ def interrupted_turn_closers(events: Sequence[SessionEvent]) -> list[LogEvent]:
         elif isinstance(event, AssistantMessageEvent):
             for block in event.data.message.content:
                 if isinstance(block, ToolCallBlock):
-                    awaiting[block.id] = _Call(step=event.data.step)
+                    awaiting[block.call_id] = _Call(step=event.data.step)
         elif isinstance(event, ToolCallEvent):
             call = awaiting.get(event.data.call_id)
             if call is not None:

@@ -262,7 +262,7 @@ class Surface:
             if isinstance(node, AssistantMessageEvent):
                 for block in node.data.message.content:
                     if isinstance(block, ToolCallBlock):
-                        requests[block.id] = position
+                        requests[block.call_id] = position
             elif isinstance(node, ToolResultEvent):
                 call_id = node.data.message.source.call_id
                 request = requests.pop(call_id, None)

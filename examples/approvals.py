@@ -43,8 +43,8 @@ def agent(session: Session, store: SqliteSessionStore, answers: list[Response]) 
 
 async def main(db: Path) -> None:
     calls = [
-        {"id": "call-du", "name": "disk_usage", "arguments": {"path": "/var"}},
-        {"id": "call-rm", "name": "delete_logs", "arguments": {"path": "/var/log"}},
+        {"call_id": "call-du", "name": "disk_usage", "arguments": {"path": "/var"}},
+        {"call_id": "call-rm", "name": "delete_logs", "arguments": {"path": "/var/log"}},
     ]
     async with SqliteSessionStore(db) as store:
         first = agent(Session.create(), store, [reply(tool_calls=calls)])

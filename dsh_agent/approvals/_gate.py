@@ -77,12 +77,12 @@ class ApprovalGate:
             return ()
         waiting: list[PendingApproval] = []
         for call in current.unanswered:
-            record = records.get(call.id)
+            record = records.get(call.call_id)
             if record is not None and record.decided is None:
                 asked = record.asked
                 waiting.append(
                     PendingApproval(
-                        call_id=call.id,
+                        call_id=call.call_id,
                         tool_name=call.name,
                         arguments=call.arguments,
                         reason=asked.data.reason,
@@ -101,7 +101,7 @@ class ApprovalGate:
         current, records = self._state()
         if current is None or not current.unanswered:
             return False
-        record = records.get(current.unanswered[0].id)
+        record = records.get(current.unanswered[0].call_id)
         return record is not None and record.decided is None
 
     # --- the tool phase ------------------------------------------------------------------
@@ -117,15 +117,17 @@ class ApprovalGate:
             return list(calls), False
         current, records = self._state()
         answered = frozenset() if current is None else current.answered
-        unanswered = [call for call in calls if call.id not in answered]
+        unanswered = [call for call in calls if call.call_id not in answered]
         for call in unanswered:
-            if call.id not in records:
+            if call.call_id not in records:
                 needed, reason = self._verdict(call)
                 if needed:
-                    records[call.id] = ApprovalRecord(asked=self._ask(call, reason), decided=None)
+                    records[call.call_id] = ApprovalRecord(
+                        asked=self._ask(call, reason), decided=None
+                    )
         runnable: list[ToolCallBlock] = []
         for call in unanswered:
-            record = records.get(call.id)
+            record = records.get(call.call_id)
             if record is None:
                 runnable.append(call)
             elif record.decided is None:
@@ -133,14 +135,14 @@ class ApprovalGate:
             elif record.decided.data.outcome == "allowed-once":
                 runnable.append(call)
             else:  # decided, but the result was lost with the process that decided
-                self._commit_denial(turn, step, call.id, call.name, None)
+                self._commit_denial(turn, step, call.call_id, call.name, None)
         return runnable, False
 
     def _verdict(self, call: ToolCallBlock) -> tuple[bool, str | None]:
-        verdict = self._verdicts.get(call.id)
+        verdict = self._verdicts.get(call.call_id)
         if verdict is None:
             tool = self.tools.get(call.name)
-            verdict = self._verdicts[call.id] = approval_needed(call, tool, self._policy)
+            verdict = self._verdicts[call.call_id] = approval_needed(call, tool, self._policy)
         return verdict
 
     def withdraw(self, calls: Sequence[ToolCallBlock]) -> list[ToolCallBlock]:
@@ -148,9 +150,9 @@ class ApprovalGate:
         ``cancelled`` and return the calls still unanswered, for the loop to answer."""
         current, records = self._state()
         answered = frozenset() if current is None else current.answered
-        unanswered = [call for call in calls if call.id not in answered]
+        unanswered = [call for call in calls if call.call_id not in answered]
         for call in unanswered:
-            record = records.get(call.id)
+            record = records.get(call.call_id)
             if record is not None and record.decided is None:
                 self._decide(record.asked.data.id, "cancelled")
         return unanswered
@@ -207,7 +209,7 @@ class ApprovalGate:
 
     def _ask(self, call: ToolCallBlock, reason: str | None) -> ApprovalAskedEvent:
         data = ApprovalAskedData(
-            id=new_uuid7(), tool_name=call.name, call_id=call.id, reason=reason
+            id=new_uuid7(), tool_name=call.name, call_id=call.call_id, reason=reason
         )
         event = self._session.append("approval/asked", data)
         assert isinstance(event, ApprovalAskedEvent)

@@ -25,7 +25,7 @@ class OpenStep:
 
     @property
     def unanswered(self) -> tuple[ToolCallBlock, ...]:
-        return tuple(call for call in self.calls if call.id not in self.answered)
+        return tuple(call for call in self.calls if call.call_id not in self.answered)
 
 
 def open_step(session: Session) -> OpenStep | None:

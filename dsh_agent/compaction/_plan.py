@@ -25,7 +25,7 @@ def balanced_cuts(view: SurfaceView) -> list[bool]:
         if isinstance(event, AssistantMessageEvent):
             for block in event.data.message.content:
                 if isinstance(block, ToolCallBlock):
-                    requested[block.id] = node.position
+                    requested[block.call_id] = node.position
         elif isinstance(event, ToolResultEvent):
             call = requested.pop(event.data.message.source.call_id, None)
             if call is not None:  # open for the cuts after the call, up to the result

@@ -162,7 +162,7 @@ class _Buffer:
             block = result.message.content[0]
             return ToolResultCommitted(
                 result.message,
-                block.tool_call_id,
+                block.call_id,
                 block.is_error,
                 result.turn,
                 result.step,
@@ -234,7 +234,7 @@ def _message_calling(session: Session, call_id: str, seq: int) -> MessageId:
     for earlier in range(seq - 1, -1, -1):
         event = events[earlier]
         if isinstance(event, AssistantMessageEvent) and any(
-            isinstance(block, ToolCallBlock) and block.id == call_id
+            isinstance(block, ToolCallBlock) and block.call_id == call_id
             for block in event.data.message.content
         ):
             return event.data.message.id

@@ -114,7 +114,7 @@ class BlockBuilder:
         partial.parts.append(arguments)
         return ToolCallDeltaChunk(
             index=index,
-            id=CallId(partial.call_id or f"call-{index}"),
+            call_id=CallId(partial.call_id or f"call-{index}"),
             name=partial.name,
             arguments_delta=arguments,
         )
@@ -127,5 +127,7 @@ class BlockBuilder:
         if partial.block_type == "reasoning":
             return ReasoningBlock(text=text)
         return ToolCallBlock(
-            id=CallId(partial.call_id or f"call-{index}"), name=partial.name or "", arguments=text
+            call_id=CallId(partial.call_id or f"call-{index}"),
+            name=partial.name or "",
+            arguments=text,
         )

@@ -65,8 +65,8 @@ def _save_requests(adapter: ScriptedAdapter, work: Path) -> None:
 
 async def ask(url: str, work: Path) -> None:
     calls = [
-        {"name": "count", "arguments": {"n": 3}, "id": "call-count"},
-        {"name": "apply", "arguments": {"change": "v2"}, "id": "call-apply"},
+        {"name": "count", "arguments": {"n": 3}, "call_id": "call-count"},
+        {"name": "apply", "arguments": {"change": "v2"}, "call_id": "call-apply"},
     ]
     adapter = ScriptedAdapter([reply(text="Counting, then applying.", tool_calls=calls)])
     store = open_store(url)

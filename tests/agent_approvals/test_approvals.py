@@ -114,7 +114,7 @@ async def test_a_policy_asks_about_more_calls_but_never_waives_a_tool_s_own_requ
         ("c-look", "reads outside the workspace"),
         ("c-delete", None),  # the policy said False; the tool requires approval anyway
     ]
-    assert [call.id for call in seen] == ["c-look", "c-delete"]
+    assert [call.call_id for call in seen] == ["c-look", "c-delete"]
     assert shop.runs == []
 
 
@@ -237,7 +237,7 @@ async def test_the_policy_is_asked_once_per_call() -> None:
     seen: list[str] = []
 
     def policy(call: ToolCallBlock) -> bool:
-        seen.append(call.id)
+        seen.append(call.call_id)
         return False
 
     shop = Workshop()

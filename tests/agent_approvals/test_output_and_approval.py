@@ -21,8 +21,8 @@ class Cleanup(BaseModel):
 def _script() -> list[Response]:
     both = reply(
         tool_calls=[
-            {"id": "out", "name": "final_result", "arguments": {"removed": "/tmp/x"}},
-            {"id": "rm", "name": "delete", "arguments": {"path": "/tmp/x"}},
+            {"call_id": "out", "name": "final_result", "arguments": {"removed": "/tmp/x"}},
+            {"call_id": "rm", "name": "delete", "arguments": {"path": "/tmp/x"}},
         ]
     )
     return [both, "a step that must not be requested"]

@@ -96,8 +96,8 @@ def test_edit_returns_the_branch_as_a_sync_agent_on_the_same_loop(tmp_path: Path
 
 
 def test_approve_and_deny_drive_the_waiting_turn_on(tmp_path: Path) -> None:
-    calls = [{"id": "a", "name": "delete", "arguments": {"path": "/a"}}]
-    deny_next = [{"id": "b", "name": "delete", "arguments": {"path": "/b"}}]
+    calls = [{"call_id": "a", "name": "delete", "arguments": {"path": "/a"}}]
+    deny_next = [{"call_id": "b", "name": "delete", "arguments": {"path": "/b"}}]
     over = Over(
         tmp_path,
         [reply(tool_calls=calls), "deleted a", reply(tool_calls=deny_next), "kept b"],

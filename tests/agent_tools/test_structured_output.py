@@ -28,7 +28,7 @@ def ask(text: str) -> UserMessage:
 
 
 def answer(arguments: dict[str, Any], call_id: str = "c1") -> Reply:
-    return reply(tool_calls=[{"id": call_id, "name": "final_result", "arguments": arguments}])
+    return reply(tool_calls=[{"call_id": call_id, "name": "final_result", "arguments": arguments}])
 
 
 def make_agent(adapter: ScriptedAdapter) -> AgentLoop:
