@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from dsh_agent._cancellation import CancelCauseInput
 from dsh_agent._notifications import AgentStatus, InboxTarget, NotificationObserver
+from dsh_llm import CallId
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import UserMessage
 from dsh_session._header import SessionId
@@ -112,11 +113,11 @@ class Agent(Protocol):
         """The tool calls waiting for a person's decision, in model order."""
         ...
 
-    async def approve(self, call_id: str) -> None:
+    async def approve(self, call_id: CallId) -> None:
         """Let the waiting call ``call_id`` run once; durable when this returns."""
         ...
 
-    async def deny(self, call_id: str, reason: str | None = None) -> None:
+    async def deny(self, call_id: CallId, reason: str | None = None) -> None:
         """Refuse the waiting call ``call_id`` (the model gets an error result naming
         ``reason``); durable when this returns."""
         ...

@@ -40,6 +40,7 @@ from dsh_agent.retry._chain import retry_target
 from dsh_agent.retry._policy import RetryPolicy
 from dsh_agent.streaming._stream import DEFAULT_MAX_PENDING, UpdateStream, run_stream
 from dsh_agent.tools import Tool
+from dsh_llm import CallId
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import UserMessage
 from dsh_llm._request import ModelAdapter
@@ -302,11 +303,11 @@ class AgentLoop:
         """The tool calls waiting for a person's decision, in model order."""
         return self._approvals.pending
 
-    async def approve(self, call_id: str) -> None:
+    async def approve(self, call_id: CallId) -> None:
         """Let the waiting call ``call_id`` run once; durable when this returns."""
         await self._decide(lambda: self._approvals.approve(call_id))
 
-    async def deny(self, call_id: str, reason: str | None = None) -> None:
+    async def deny(self, call_id: CallId, reason: str | None = None) -> None:
         """Refuse the waiting call ``call_id``: the model gets an error result naming
         ``reason``; durable when this returns."""
         await self._decide(lambda: self._approvals.deny(call_id, reason))

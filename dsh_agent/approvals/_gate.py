@@ -20,6 +20,7 @@ from dsh_agent.approvals._errors import ApprovalError
 from dsh_agent.approvals._open_step import OpenStep, open_step
 from dsh_agent.approvals._policy import ApprovalPolicy, approval_needed
 from dsh_agent.tools import Tool
+from dsh_llm import CallId
 from dsh_llm._content import ToolCallBlock
 from dsh_llm._create import create_tool_result_message
 from dsh_llm._ids import new_uuid7
@@ -43,7 +44,7 @@ Outcome = Literal["allowed-once", "rejected", "cancelled"]
 class PendingApproval:
     """A tool call waiting for a person's decision."""
 
-    call_id: str
+    call_id: CallId
     tool_name: str
     arguments: str
     """The raw JSON arguments, as the model wrote them."""
@@ -66,7 +67,7 @@ class ApprovalGate:
         self.tools = tools
         """The tools whose ``requires_approval`` is consulted (swapped with the step's)."""
         self._policy = policy
-        self._verdicts: dict[str, tuple[bool, str | None]] = {}
+        self._verdicts: dict[CallId, tuple[bool, str | None]] = {}
         """The policy's answer per call id: asked once per call in this process."""
 
     @property
@@ -159,23 +160,23 @@ class ApprovalGate:
 
     # --- decisions -------------------------------------------------------------------------
 
-    def approve(self, call_id: str) -> None:
+    def approve(self, call_id: CallId) -> None:
         """Record that ``call_id`` may run once."""
         self._decide(self._waiting(call_id).request_id, "allowed-once")
 
-    def deny(self, call_id: str, reason: str | None) -> None:
+    def deny(self, call_id: CallId, reason: str | None) -> None:
         """Record the denial of ``call_id`` and commit its error result."""
         waiting = self._waiting(call_id)
         self._decide(waiting.request_id, "rejected")
         self._commit_denial(waiting.turn, waiting.step, call_id, waiting.tool_name, reason)
 
-    def _waiting(self, call_id: str) -> PendingApproval:
+    def _waiting(self, call_id: CallId) -> PendingApproval:
         for waiting in self.pending:
             if waiting.call_id == call_id:
                 return waiting
         raise ApprovalError(self._not_pending(call_id), call_id=call_id)
 
-    def _not_pending(self, call_id: str) -> str:
+    def _not_pending(self, call_id: CallId) -> str:
         asked: ApprovalAskedEvent | None = None
         decided: ApprovalDecidedEvent | None = None
         for event in self._session.events:
@@ -200,7 +201,7 @@ class ApprovalGate:
 
     # --- writing ---------------------------------------------------------------------------
 
-    def _state(self) -> tuple[OpenStep | None, dict[str, ApprovalRecord]]:
+    def _state(self) -> tuple[OpenStep | None, dict[CallId, ApprovalRecord]]:
         """The open step and the approvals asked in it, read from the log."""
         current = open_step(self._session)
         if current is None:
@@ -221,7 +222,7 @@ class ApprovalGate:
         )
 
     def _commit_denial(
-        self, turn: int, step: int, call_id: str, tool_name: str, reason: str | None
+        self, turn: int, step: int, call_id: CallId, tool_name: str, reason: str | None
     ) -> None:
         because = f": {reason}" if reason else ""
         text = (

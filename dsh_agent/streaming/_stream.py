@@ -53,6 +53,7 @@ from dsh_agent.streaming._updates import (
     TurnStarted,
     UserMessageEntered,
 )
+from dsh_llm import CallId
 from dsh_llm._content import ToolCallBlock
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import UserMessage
@@ -227,7 +228,7 @@ class _Buffer:
                 waiter.set_result(None)
 
 
-def _message_calling(session: Session, call_id: str, seq: int) -> MessageId:
+def _message_calling(session: Session, call_id: CallId, seq: int) -> MessageId:
     """The assistant message that asked for ``call_id`` (committed before the stream
     subscribed, when it joined a running turn)."""
     events = session.events

@@ -31,6 +31,7 @@ from dsh_agent.errors import AgentError
 from dsh_agent.streaming._loop_thread import LoopThread
 from dsh_agent.streaming._stream import UpdateStream
 from dsh_agent.streaming._updates import AgentUpdate
+from dsh_llm import CallId
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import UserMessage
 
@@ -262,7 +263,7 @@ class SyncAgent:
 
         return self._call(pending())
 
-    def approve(self, call_id: str, *, raise_on_error: bool = True) -> RunResult:
+    def approve(self, call_id: CallId, *, raise_on_error: bool = True) -> RunResult:
         """Let the waiting call ``call_id`` run once and wait until the agent is idle
         again (the turn goes on); the interval as :func:`~dsh_agent.run` reports it."""
         self._check_open()
@@ -271,7 +272,7 @@ class SyncAgent:
         return self._call(run_verb(agent, verb, raise_on_error=raise_on_error))
 
     def deny(
-        self, call_id: str, reason: str | None = None, *, raise_on_error: bool = True
+        self, call_id: CallId, reason: str | None = None, *, raise_on_error: bool = True
     ) -> RunResult:
         """Refuse the waiting call ``call_id`` (the model gets ``reason``) and wait
         until the agent is idle again, as :meth:`approve` does."""

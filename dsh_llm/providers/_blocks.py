@@ -33,7 +33,7 @@ class _Partial:
     block_type: StreamedBlockType
     parts: list[str] = field(default_factory=list)
     joiner: SurrogateJoiner = field(default_factory=SurrogateJoiner)
-    call_id: str | None = None
+    call_id: CallId | None = None
     name: str | None = None
     closed: bool = False
 
@@ -61,7 +61,7 @@ class BlockBuilder:
         self,
         index: int,
         *,
-        call_id: str | None = None,
+        call_id: CallId | None = None,
         name: str | None = None,
         arguments: str = "",
     ) -> ToolCallDeltaChunk:
