@@ -14,11 +14,11 @@ from dsh_llm._messages import UserMessage
 from dsh_session._header import SessionId
 
 if TYPE_CHECKING:
-    from dsh_agent._engine.branching import ContentInput
     from dsh_agent._prestep import PreStepHandler
     from dsh_agent.approvals._gate import PendingApproval
     from dsh_agent.inbox import Inbox
     from dsh_agent.streaming._stream import UpdateStream
+    from dsh_llm import ContentInput
     from dsh_session._session import Session
 
 

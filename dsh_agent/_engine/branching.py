@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dsh_agent.errors import AgentError
-from dsh_llm._content import ContentBlock
-from dsh_llm._create import create_assistant_message, create_user_message
+from dsh_llm._create import ContentInput, create_assistant_message, create_user_message
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from dsh_llm._sources import UserSource
@@ -45,9 +44,6 @@ from dsh_session.events import (
 if TYPE_CHECKING:
     from dsh_agent._engine.loop import AgentLoop
     from dsh_session.stores import SessionStore
-
-ContentInput = str | Sequence[ContentBlock]
-"""The new content of an edited prompt: text, or content blocks."""
 
 
 class BranchError(AgentError):

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from dsh_agent._cancellation import CancelCauseInput, as_cancel_cause
 from dsh_agent._engine.branching import (
-    ContentInput,
     Regeneration,
     answer_to_last_prompt,
     check_idle,
@@ -25,7 +24,7 @@ from dsh_agent._engine.branching import (
     start_branch,
 )
 from dsh_agent._engine.loop_parts import ClosedFlag, LoopWiring, build_parts, store_checkpoint
-from dsh_agent._engine.request_header import overridden
+from dsh_agent._engine.run_header import overridden
 from dsh_agent._engine.session_claims import claim, release
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._notifications import AgentStatus, InboxTarget, NotificationObserver, Notifier
@@ -40,7 +39,7 @@ from dsh_agent.retry._chain import retry_target
 from dsh_agent.retry._policy import RetryPolicy
 from dsh_agent.streaming._stream import DEFAULT_MAX_PENDING, UpdateStream, run_stream
 from dsh_agent.tools import Tool
-from dsh_llm import CallId
+from dsh_llm import CallId, ContentInput
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import UserMessage
 from dsh_llm._request import ModelAdapter

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from dsh_agent._agent import Agent
 from dsh_agent._cancellation import CancelScope
 from dsh_agent._engine.driver import TurnDriver
-from dsh_agent._engine.request_header import index_tools, loop_header
+from dsh_agent._engine.run_header import index_tools, loop_header
 from dsh_agent._engine.step import Checkpoint, StepRunner
 from dsh_agent._engine.turn import TurnRunner
 from dsh_agent._model_settings import ModelSettings

@@ -22,7 +22,6 @@ from typing import Any, Self, TypeAlias, TypeVar, overload
 from pydantic import BaseModel
 
 from dsh_agent._agent import Agent
-from dsh_agent._engine.branching import ContentInput
 from dsh_agent._engine.run import ModelT, RunResult, run, run_verb
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._structured_output import DEFAULT_OUTPUT_RETRIES
@@ -31,7 +30,7 @@ from dsh_agent.errors import AgentError
 from dsh_agent.streaming._loop_thread import LoopThread
 from dsh_agent.streaming._stream import UpdateStream
 from dsh_agent.streaming._updates import AgentUpdate
-from dsh_llm import CallId
+from dsh_llm import CallId, ContentInput
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import UserMessage
 

@@ -41,7 +41,7 @@ from dsh_session._harness_format.header_line import (
 )
 from dsh_session._harness_format.jsonl_log import (
     HarnessLog,
-    TornTail,
+    TornArtifactTail,
     batch_text,
     encode_batch,
     encode_log,
@@ -117,7 +117,7 @@ __all__ = [
     "SessionFolder",
     "SourceSeqsError",
     "StoredSession",
-    "TornTail",
+    "TornArtifactTail",
     "ZstdFrameError",
     "append_batch",
     "batch_text",
