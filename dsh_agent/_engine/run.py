@@ -14,7 +14,7 @@ from typing_extensions import TypeVar
 from dsh_agent._agent import Agent
 from dsh_agent._failures import TurnFailed
 from dsh_agent._model_settings import ModelSettings
-from dsh_agent._structured_output import DEFAULT_OUTPUT_RETRIES, OutputCollector
+from dsh_agent._structured_output import DEFAULT_OUTPUT_CORRECTIONS, OutputCollector
 from dsh_agent.tools import Tool
 from dsh_llm._content import TextBlock
 from dsh_llm._messages import UserMessage
@@ -76,7 +76,7 @@ async def run(
     *,
     settings: ModelSettings | None = None,
     output_type: type[ModelT],
-    output_retries: int = DEFAULT_OUTPUT_RETRIES,
+    output_corrections: int = DEFAULT_OUTPUT_CORRECTIONS,
     raise_on_error: bool = True,
 ) -> RunResult[ModelT]: ...
 
@@ -87,7 +87,7 @@ async def run(
     *,
     settings: ModelSettings | None = None,
     output_type: type[BaseModel] | None = None,
-    output_retries: int = DEFAULT_OUTPUT_RETRIES,
+    output_corrections: int = DEFAULT_OUTPUT_CORRECTIONS,
     raise_on_error: bool = True,
 ) -> RunResult[Any]:
     """Send ``message`` as a followup, wait until ``agent`` is idle, and summarize the
@@ -96,7 +96,7 @@ async def run(
     ``settings`` override the loop's model settings for this run's requests. With
     ``output_type`` (a Pydantic model) the model is offered a ``final_result`` tool
     taking that model's schema; ``RunResult.output`` is the validated answer, and
-    after ``output_retries`` failed attempts :class:`OutputValidationError` is raised.
+    after ``output_corrections`` failed attempts :class:`OutputValidationError` is raised.
     Both need an idle agent that supports request overrides (``AgentLoop``).
 
     Raises :class:`~dsh_agent.TurnFailed` (carrying the failure and the result) when
@@ -108,7 +108,9 @@ async def run(
             f"create_user_message(content={_preview(message)!r}, source={{'kind': 'user'}})"
         )
     collector = (
-        None if output_type is None else OutputCollector(output_type, retries=output_retries)
+        None
+        if output_type is None
+        else OutputCollector(output_type, corrections=output_corrections)
     )
     start = agent.session.seq
     with _overrides(agent, settings, collector):
@@ -126,16 +128,16 @@ async def run(
     return _summarize(agent, start, raise_on_error, collector)
 
 
-async def run_retry(agent: Agent, *, raise_on_error: bool = True) -> RunResult:
-    """Run the failed last turn again (:meth:`~dsh_agent.AgentLoop.retry`), wait until
+async def run_rerun(agent: Agent, *, raise_on_error: bool = True) -> RunResult:
+    """Run the failed last turn again (:meth:`~dsh_agent.AgentLoop.rerun`), wait until
     ``agent`` is idle and summarize the interval as :func:`run` does."""
-    return await run_verb(agent, agent.retry, raise_on_error=raise_on_error)
+    return await run_verb(agent, agent.rerun, raise_on_error=raise_on_error)
 
 
 async def run_verb(
     agent: Agent, verb: Callable[[], Awaitable[None] | None], *, raise_on_error: bool = True
 ) -> RunResult:
-    """Call ``verb`` (one of ``agent``'s that starts or resumes a turn: ``retry``,
+    """Call ``verb`` (one of ``agent``'s that starts or resumes a turn: ``rerun``,
     ``regenerate``, an ``approve``; awaited when async), wait until ``agent`` is idle
     and summarize the interval as :func:`run` does."""
     start = agent.session.seq

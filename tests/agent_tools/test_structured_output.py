@@ -93,7 +93,7 @@ async def test_retries_are_bounded_then_the_run_fails_clearly() -> None:
     adapter = ScriptedAdapter(bad)
     agent = make_agent(adapter)
     with pytest.raises(OutputValidationError, match="no valid City after 2 attempts") as raised:
-        await run(agent, ask("Largest French city?"), output_type=City, output_retries=1)
+        await run(agent, ask("Largest French city?"), output_type=City, output_corrections=1)
 
     assert len(adapter.requests) == 2
     assert len(raised.value.problems) == 2
