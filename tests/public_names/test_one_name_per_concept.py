@@ -87,18 +87,9 @@ def test_no_two_exported_names_are_different_objects() -> None:
     clashes = {
         name: sorted(modules for modules in objects.values())
         for name, objects in by_name.items()
-        if len(objects) > 1 and not _same_alias(name)
+        if len(objects) > 1
     }
     assert clashes == {}
-
-
-def _same_alias(name: str) -> bool:
-    """Type aliases built by ``X | Y`` are new objects at every evaluation; two
-    exports of one alias compare equal instead of being identical."""
-    values = [value for _, n, value in EXPORTS if n == name]
-    return all(isinstance(v, types.UnionType | typing._UnionGenericAlias) for v in values) and all(  # type: ignore[attr-defined]
-        v == values[0] for v in values
-    )
 
 
 def _holds_call_id(annotation: Any) -> bool:
