@@ -60,7 +60,7 @@ def test_run_sync_validates_a_typed_output_with_the_runs_settings() -> None:
     assert [t.name for t in request.tools or ()] == ["final_result"]
 
 
-def test_run_sync_gives_up_after_output_retries() -> None:
+def test_run_sync_gives_up_after_output_corrections() -> None:
     bad = forecast_call({"city": "Oslo", "celsius": "cold"})
     adapter = ScriptedAdapter([bad, bad])
 
