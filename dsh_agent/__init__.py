@@ -6,7 +6,7 @@ from dsh_agent._agent import Agent
 from dsh_agent._cancellation import CancelCauseInput
 from dsh_agent._engine.branching import BranchError
 from dsh_agent._engine.loop import AgentLoop
-from dsh_agent._engine.run import RunResult, run, run_rerun
+from dsh_agent._engine.run import RunResult, run, run_retry
 from dsh_agent._failures import TurnFailed
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._notifications import (
@@ -36,7 +36,7 @@ from dsh_agent.errors import (
     AgentClosedError,
     AgentError,
     InboxError,
-    NothingToRerunError,
+    NothingToRetryError,
     SessionInUseError,
     StreamOverflowError,
 )
@@ -115,7 +115,7 @@ __all__ = [
     "ModelAttempt",
     "ModelSettings",
     "ModelSummarizer",
-    "NothingToRerunError",
+    "NothingToRetryError",
     "Notification",
     "NotificationObserver",
     "OutputValidationError",
@@ -159,7 +159,7 @@ __all__ = [
     "reconstruct_request",
     "reconstruct_requests",
     "run",
-    "run_rerun",
+    "run_retry",
     "run_stream",
     "run_sync",
     "tool",

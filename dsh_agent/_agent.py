@@ -59,9 +59,9 @@ class Agent(Protocol):
         """``send(message, "next-step", False)``."""
         ...
 
-    def rerun(self) -> None:
+    def retry(self) -> None:
         """Run the failed last turn again over the same history (no new input);
-        raises ``NothingToRerunError`` when the last turn did not fail."""
+        raises ``NothingToRetryError`` when the last turn did not fail."""
         ...
 
     def cancel(self, cause: CancelCauseInput = "user", *, keep_inbox: bool = False) -> None:

@@ -56,6 +56,6 @@ class StreamOverflowError(AgentError):
         self.limit = limit
 
 
-class NothingToRerunError(AgentError):
-    """``agent.rerun()`` was called but the last turn did not fail (it completed, was
+class NothingToRetryError(AgentError):
+    """``agent.retry()`` was called but the last turn did not fail (it completed, was
     blocked or cancelled, or no turn has ended yet); nothing was written."""

@@ -233,14 +233,14 @@ class AgentLoop:
         """Put ``message`` into the next step without waking the agent."""
         self.send(message, "next-step", False)
 
-    def rerun(self) -> None:
+    def retry(self) -> None:
         """Run the failed last turn again over the same history, in a new turn that
         claims no input (see dsh_agent/README.md, "Failures and retries"); started
-        before returning. Raises :class:`NothingToRerunError` when the last turn did
+        before returning. Raises :class:`NothingToRetryError` when the last turn did
         not fail, :class:`AgentError` while a turn runs; both write nothing."""
         self._check_open()
         if self._driver.busy:
-            raise AgentError(f"agent {self.id!r} is running a turn: rerun() needs it idle")
+            raise AgentError(f"agent {self.id!r} is running a turn: retry() needs it idle")
         target = retry_target(self._session.events)
         asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
         self._driver.start(again=target)

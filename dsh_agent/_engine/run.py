@@ -128,16 +128,16 @@ async def run(
     return _summarize(agent, start, raise_on_error, collector)
 
 
-async def run_rerun(agent: Agent, *, raise_on_error: bool = True) -> RunResult:
-    """Run the failed last turn again (:meth:`~dsh_agent.AgentLoop.rerun`), wait until
+async def run_retry(agent: Agent, *, raise_on_error: bool = True) -> RunResult:
+    """Run the failed last turn again (:meth:`~dsh_agent.AgentLoop.retry`), wait until
     ``agent`` is idle and summarize the interval as :func:`run` does."""
-    return await run_verb(agent, agent.rerun, raise_on_error=raise_on_error)
+    return await run_verb(agent, agent.retry, raise_on_error=raise_on_error)
 
 
 async def run_verb(
     agent: Agent, verb: Callable[[], Awaitable[None] | None], *, raise_on_error: bool = True
 ) -> RunResult:
-    """Call ``verb`` (one of ``agent``'s that starts or resumes a turn: ``rerun``,
+    """Call ``verb`` (one of ``agent``'s that starts or resumes a turn: ``retry``,
     ``regenerate``, an ``approve``; awaited when async), wait until ``agent`` is idle
     and summarize the interval as :func:`run` does."""
     start = agent.session.seq

@@ -5,7 +5,7 @@ A sequence (one ``retryId``) belongs to one step, as in the harness: its
 ``llm/retry`` events count 1, 2, ... and each carries the sequence's budget
 (``maxRetries``). When a process dies, or the turn is cancelled, while a sequence is
 waiting or its attempt is running, :func:`retry_target` finds it and says how much
-budget remains for the turn that ``agent.rerun()`` opens.
+budget remains for the turn that ``agent.retry()`` opens.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dsh_agent.errors import NothingToRerunError
+from dsh_agent.errors import NothingToRetryError
 from dsh_session._events_harness import LlmRetryData
 from dsh_session.events import (
     AbortedReason,
@@ -55,7 +55,7 @@ def prior_retry(
 
 @dataclass(frozen=True, slots=True)
 class RetryTarget:
-    """What ``agent.rerun()`` runs again: the last turn, and the budget left of a
+    """What ``agent.retry()`` runs again: the last turn, and the budget left of a
     sequence it cut short (None: a fresh budget)."""
 
     turn: int
@@ -65,18 +65,18 @@ class RetryTarget:
 def retry_target(events: Sequence[SessionEvent]) -> RetryTarget:
     """The last turn, when it can be run again: it ended ``error`` after asking the
     model, ``interrupted`` (the process died in it) or ``aborted`` while a retry
-    sequence was in flight. Raises :class:`NothingToRerunError` otherwise."""
+    sequence was in flight. Raises :class:`NothingToRetryError` otherwise."""
     end_index = _last_turn_end(events)
     if end_index is None:
-        raise NothingToRerunError("nothing to rerun: the session has no finished turn")
+        raise NothingToRetryError("nothing to retry: the session has no finished turn")
     end = events[end_index]
     assert isinstance(end, TurnEndEvent)
     turn, reason = end.data.turn, end.data.reason
     in_flight = _in_flight(events, end_index)
     if isinstance(reason, ErrorReason):
         if not _asked_the_model(events, end_index):
-            raise NothingToRerunError(
-                f"nothing to rerun: the last turn ({turn}) failed before asking the model "
+            raise NothingToRetryError(
+                f"nothing to retry: the last turn ({turn}) failed before asking the model "
                 f"({reason.error.code}: {reason.error.message}); its input never reached the "
                 "history, so send it again"
             )
@@ -85,8 +85,8 @@ def retry_target(events: Sequence[SessionEvent]) -> RetryTarget:
         return RetryTarget(turn, _remaining(in_flight))
     if isinstance(reason, InterruptedReason):
         return RetryTarget(turn, None)
-    raise NothingToRerunError(
-        f"nothing to rerun: the last turn ({turn}) ended {reason.kind!r}, not with a failure"
+    raise NothingToRetryError(
+        f"nothing to retry: the last turn ({turn}) ended {reason.kind!r}, not with a failure"
     )
 
 

@@ -1,7 +1,7 @@
 """How what the user types and presses controls a chat agent, in both chat modes.
 
 A typed line becomes a message the moment it is read (that is when it gets its id):
-``/inject TEXT`` is context that does not wake the agent, ``/rerun`` runs a failed
+``/inject TEXT`` is context that does not wake the agent, ``/retry`` runs a failed
 last turn again (no new message), anything else is a prompt,
 which steers the running turn or, when the agent is idle, starts a new one. Ctrl-C
 cancels the running turn, keeping what is pending (a steer or ``/inject`` context
@@ -11,11 +11,11 @@ idle) asks to leave.
 
 from __future__ import annotations
 
-from dsh_agent import AgentLoop, NothingToRerunError
+from dsh_agent import AgentLoop, NothingToRetryError
 from dsh_llm import create_user_message
 
 INJECT = "/inject"
-RERUN = "/rerun"
+RETRY = "/retry"
 EXIT_COMMANDS = frozenset({"/exit", "/quit"})
 CONTEXT_PLUGIN = "dsh-chat"
 """The plugin name on the source of context added with ``/inject``."""
@@ -36,8 +36,8 @@ def deliver_line(agent: AgentLoop, line: str) -> str | None:
             )
         )
         return "context added without starting a turn; the model sees it at its next step"
-    if command == RERUN:
-        return _rerun(agent)
+    if command == RETRY:
+        return _retry(agent)
     message = create_user_message(content=text, source={"kind": "user"})
     if agent.status == "running":
         agent.steer(message)
@@ -48,12 +48,12 @@ def deliver_line(agent: AgentLoop, line: str) -> str | None:
     return None
 
 
-def _rerun(agent: AgentLoop) -> str:
+def _retry(agent: AgentLoop) -> str:
     if agent.status == "running":
-        return "a turn is running: /rerun runs a failed turn again once the agent is idle"
+        return "a turn is running: /retry runs a failed turn again once the agent is idle"
     try:
-        agent.rerun()
-    except NothingToRerunError as error:
+        agent.retry()
+    except NothingToRetryError as error:
         return str(error)
     return "running the failed turn again"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from providers.http_stub import StubServer
 
-from dsh_agent import AgentLoop, TurnFailed, run_rerun
+from dsh_agent import AgentLoop, TurnFailed, run_retry
 from dsh_session import InterruptedReason, TurnEndEvent
 from dsh_session.stores import SqliteSessionStore
 
@@ -79,11 +79,11 @@ async def test_a_killed_backoff_resumes_with_the_remaining_budget(
             retry=POLICY,
         )
         if recovers:
-            result = await run_rerun(agent)
+            result = await run_retry(agent)
             assert result.final_response == "made it"
         else:
             with pytest.raises(TurnFailed):
-                await run_rerun(agent)
+                await run_retry(agent)
         # Retry 2 is the new turn's first attempt, at once; retry 3 is the last.
         resumed = [r for r in retries(session.events) if r.turn == 2]
         assert [(r.retry, r.max_retries) for r in resumed] == [(1, 1)]

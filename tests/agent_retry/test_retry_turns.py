@@ -1,4 +1,4 @@
-"""Cancellation during a backoff wait, and ``agent.rerun()``: the failed last turn
+"""Cancellation during a backoff wait, and ``agent.retry()``: the failed last turn
 run again over the same history, with no new input and no id twice."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from providers.http_stub import StubServer
 from dsh_agent import (
     AgentLoop,
     CallNext,
-    NothingToRerunError,
+    NothingToRetryError,
     PreStep,
     PreStepDecision,
     RetryPolicy,
     TurnFailed,
     run,
-    run_rerun,
+    run_retry,
 )
 from dsh_session import AbortedReason, TurnEndEvent, UserMessageEvent
 
@@ -56,7 +56,7 @@ async def test_retry_runs_the_failed_turn_again_without_new_input(stub: StubServ
     with pytest.raises(TurnFailed):
         await run(agent, message)
 
-    result = await run_rerun(agent)
+    result = await run_retry(agent)
 
     assert result.final_response == "second time lucky"
     assert stub.bodies[0] == stub.bodies[1]  # the very request, once more
@@ -73,7 +73,7 @@ async def test_retry_after_an_exhausted_sequence_gets_a_fresh_budget(stub: StubS
     agent = make_agent(stub.url, retry=policy)
     await run(agent, prompt(), raise_on_error=False)
 
-    result = await run_rerun(agent)
+    result = await run_retry(agent)
 
     assert result.final_response == "ok"
     scheduled = retries(agent.session.events)
@@ -83,13 +83,13 @@ async def test_retry_after_an_exhausted_sequence_gets_a_fresh_budget(stub: StubS
 async def test_nothing_to_retry_after_a_success_or_before_any_turn(stub: StubServer) -> None:
     stub.script(answer("fine"))
     agent = make_agent(stub.url)
-    with pytest.raises(NothingToRerunError, match="no finished turn"):
-        agent.rerun()
+    with pytest.raises(NothingToRetryError, match="no finished turn"):
+        agent.retry()
     await run(agent, prompt())
     seq = agent.session.seq
 
-    with pytest.raises(NothingToRerunError, match="ended 'completed'"):
-        agent.rerun()
+    with pytest.raises(NothingToRetryError, match="ended 'completed'"):
+        agent.retry()
     assert agent.session.seq == seq  # nothing written
 
 
@@ -99,8 +99,8 @@ async def test_retry_while_a_turn_runs_is_refused(stub: StubServer) -> None:
     agent.followup(prompt())
     await asyncio.wait_for(_logged_retry(agent, 1), 30)
 
-    with pytest.raises(Exception, match="rerun\\(\\) needs it idle"):
-        agent.rerun()
+    with pytest.raises(Exception, match="retry\\(\\) needs it idle"):
+        agent.retry()
     agent.cancel("user")
     await agent.when_idle()
 
@@ -114,7 +114,7 @@ async def test_retry_after_a_cancelled_wait_keeps_the_budget_left(stub: StubServ
     await agent.when_idle()
 
     # Retry 1 of 2 was cut short: the new turn makes it at once; one retry is left.
-    retrying = asyncio.ensure_future(run_rerun(agent, raise_on_error=False))
+    retrying = asyncio.ensure_future(run_retry(agent, raise_on_error=False))
     await asyncio.wait_for(_logged_retry(agent, 2), 30)
     second = retries(agent.session.events)[1]
     assert (second.turn, second.retry, second.max_retries) == (2, 1, 1)
@@ -135,6 +135,6 @@ async def test_a_turn_that_failed_before_asking_the_model_is_not_retried(
     agent.on_pre_step(broken)
     await run(agent, prompt(), raise_on_error=False)
 
-    with pytest.raises(NothingToRerunError, match="failed before asking the model"):
-        agent.rerun()
+    with pytest.raises(NothingToRetryError, match="failed before asking the model"):
+        agent.retry()
     assert stub.requests == []

@@ -89,12 +89,12 @@ def test_retry_runs_the_failed_turn_again_without_sending_the_prompt_twice(
 ) -> None:
     server.refusals_left = 1
 
-    replies, notes, status = chat(dsh, server, "hello\n/rerun\n/rerun\n")
+    replies, notes, status = chat(dsh, server, "hello\n/retry\n/retry\n")
 
     assert replies == "You said: hello\n"
     assert "dsh: turn 1 error AUTH" in notes
     assert "dsh: running the failed turn again" in notes
-    assert "dsh: nothing to rerun: the last turn (2) ended 'completed'" in notes
+    assert "dsh: nothing to retry: the last turn (2) ended 'completed'" in notes
     assert status == 1  # turn 1 failed
     first, second = server.requests
     assert first == second  # the same history: one user message, sent in both
