@@ -58,7 +58,7 @@ def _step(session: Session, turn: int, step: int, tool_call: str | None) -> Iter
         yield
     content: list[Any] = [TextBlock(text=" ".join(f"tok{i}" for i in range(DELTAS)))]
     if tool_call is not None:
-        content.append(ToolCallBlock(id=tool_call, name="grep", arguments='{"pattern": "x"}'))
+        content.append(ToolCallBlock(call_id=tool_call, name="grep", arguments='{"pattern": "x"}'))
     message = create_assistant_message(content=content, source=MODEL)
     session.append("assistant/message", {"turn": turn, "step": step, "message": message})
     yield

@@ -111,7 +111,7 @@ def _model_step(session: Session, turn: int, step: int, tool_call: str | None) -
         yield
     content: list[Any] = [TextBlock(text="token0 token1 token2 token3")]
     if tool_call is not None:
-        content.append(ToolCallBlock(id=tool_call, name="grep", arguments='{"pattern": "x"}'))
+        content.append(ToolCallBlock(call_id=tool_call, name="grep", arguments='{"pattern": "x"}'))
     message = create_assistant_message(content=content, source=MODEL)
     session.append(
         "assistant/message",

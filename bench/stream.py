@@ -49,7 +49,9 @@ _ANSWER: tuple[StreamChunk, ...] = (
     FinishChunk(reason=StopFinish()),
 )
 _CALL: tuple[StreamChunk, ...] = (
-    BlockEndChunk(index=0, block=ToolCallBlock(id="call-1", name="add", arguments='{"a":1,"b":2}')),
+    BlockEndChunk(
+        index=0, block=ToolCallBlock(call_id="call-1", name="add", arguments='{"a":1,"b":2}')
+    ),
     _USAGE,
     FinishChunk(reason=ToolCallsFinish()),
 )

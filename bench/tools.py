@@ -37,7 +37,9 @@ def _lookup(concurrency_safe: bool) -> Tool[object]:
 
 def _turn(loop: asyncio.AbstractEventLoop, concurrency_safe: bool) -> Callable[[], None]:
     lookup = _lookup(concurrency_safe)
-    calls = [{"id": f"c{i}", "name": "lookup", "arguments": {"key": f"k{i}"}} for i in range(CALLS)]
+    calls = [
+        {"call_id": f"c{i}", "name": "lookup", "arguments": {"key": f"k{i}"}} for i in range(CALLS)
+    ]
 
     async def one_turn() -> None:
         agent = AgentLoop(

@@ -52,7 +52,9 @@ _ANSWER: tuple[StreamChunk, ...] = (
     FinishChunk(reason=StopFinish()),
 )
 _CALL: tuple[StreamChunk, ...] = (
-    BlockEndChunk(index=0, block=ToolCallBlock(id="call", name="add", arguments='{"a":1,"b":2}')),
+    BlockEndChunk(
+        index=0, block=ToolCallBlock(call_id="call", name="add", arguments='{"a":1,"b":2}')
+    ),
     FinishChunk(reason=ToolCallsFinish()),
 )
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from dsh_agent._cancellation import CancelCauseInput
 from dsh_agent._notifications import AgentStatus, InboxTarget, NotificationObserver
+from dsh_llm import CallId
 from dsh_llm._content import ContentBlock
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import UserMessage
@@ -25,11 +26,8 @@ if TYPE_CHECKING:  # annotations only: importing a subpackage runs its __init__ 
     from dsh_agent.approvals._gate import PendingApproval
     from dsh_agent.inbox import Inbox
     from dsh_agent.streaming._stream import UpdateStream
+    from dsh_llm import ContentInput
     from dsh_session._session import Session
-
-ContentInput = str | Sequence[ContentBlock]
-"""The new content of an edited prompt: text, or content blocks."""
-
 
 class Agent(Protocol):
     """An agent: deliveries into a durable inbox, turns logged to a session."""
@@ -122,11 +120,11 @@ class Agent(Protocol):
         """The tool calls waiting for a person's decision, in model order."""
         ...
 
-    async def approve(self, call_id: str) -> None:
+    async def approve(self, call_id: CallId) -> None:
         """Let the waiting call ``call_id`` run once; durable when this returns."""
         ...
 
-    async def deny(self, call_id: str, reason: str | None = None) -> None:
+    async def deny(self, call_id: CallId, reason: str | None = None) -> None:
         """Refuse the waiting call ``call_id`` (the model gets an error result naming
         ``reason``); durable when this returns."""
         ...

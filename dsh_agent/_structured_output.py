@@ -6,7 +6,7 @@ request header, so the log names it and ``reconstruct_requests`` reproduces the
 requests). Its handler validates the arguments with the output model: a valid answer
 is kept and concludes the turn; an invalid one goes back to the model as an error
 result naming each problem, so it can call again. A turn that ends without a call is
-answered with a reminder. After ``retries`` failed attempts the run fails with
+answered with a reminder. After ``corrections`` failed attempts the run fails with
 :class:`OutputValidationError` (see docs/decisions/2026-12-03-structured-output.md).
 """
 
@@ -22,7 +22,7 @@ from dsh_llm._create import create_user_message
 from dsh_llm._messages import UserMessage
 
 FINAL_RESULT_TOOL = "final_result"
-DEFAULT_OUTPUT_RETRIES = 2
+DEFAULT_OUTPUT_CORRECTIONS = 2
 OUTPUT_PLUGIN = "dsh.structured-output"
 """The plugin name on the reminders this module sends (``source.plugin``)."""
 
@@ -32,13 +32,15 @@ OutputT = TypeVar("OutputT", bound=BaseModel)
 class OutputCollector(Generic[OutputT]):
     """The final-result tool of one run, and what it received."""
 
-    def __init__(self, output_type: type[OutputT], *, retries: int = DEFAULT_OUTPUT_RETRIES):
+    def __init__(
+        self, output_type: type[OutputT], *, corrections: int = DEFAULT_OUTPUT_CORRECTIONS
+    ):
         if not (isinstance(output_type, type) and issubclass(output_type, BaseModel)):
             raise TypeError(f"output_type must be a Pydantic model class, not {output_type!r}")
-        if retries < 0:
-            raise ValueError(f"retries must be 0 or more, not {retries}")
+        if corrections < 0:
+            raise ValueError(f"corrections must be 0 or more, not {corrections}")
         self.output_type = output_type
-        self._retries = retries
+        self._corrections = corrections
         self.output: OutputT | None = None
         self.problems: list[str] = []
         schema = output_type.model_json_schema()
@@ -55,9 +57,9 @@ class OutputCollector(Generic[OutputT]):
         )
 
     @property
-    def may_retry(self) -> bool:
+    def may_correct(self) -> bool:
         """Another attempt is allowed after the failures so far."""
-        return len(self.problems) <= self._retries
+        return len(self.problems) <= self._corrections
 
     async def _receive(self, arguments: dict[str, Any]) -> ToolOutput:
         try:
@@ -65,22 +67,22 @@ class OutputCollector(Generic[OutputT]):
         except ValidationError as error:
             problem = _describe(error)
             self.problems.append(problem)
-            retry = self.may_retry
-            advice = " Call final_result again with corrected arguments." if retry else ""
+            again = self.may_correct
+            advice = " Call final_result again with corrected arguments." if again else ""
             return ToolOutput(
                 f"Error: the answer is not a valid {self.output_type.__name__}: {problem}.{advice}",
                 is_error=True,
-                concludes_turn=not retry,
+                concludes_turn=not again,
             )
         return ToolOutput("Final answer received.", concludes_turn=True)
 
     def missing(self) -> UserMessage | None:
         """Record a turn that ended without an answer; the message asking for one, or
         None when no attempt is left."""
-        if not self.may_retry:  # the last attempt was a failed call: already recorded
+        if not self.may_correct:  # the last attempt was a failed call: already recorded
             return None
         self.problems.append(f"the model answered without calling {FINAL_RESULT_TOOL}")
-        if not self.may_retry:
+        if not self.may_correct:
             return None
         return create_user_message(
             content=f"Give your final answer by calling the {FINAL_RESULT_TOOL} tool.",

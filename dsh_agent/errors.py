@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dsh_llm._ids import MessageId
+from dsh_llm._ids import CallId, MessageId
 from dsh_llm.errors import DshError, LlmError
 
 if TYPE_CHECKING:
@@ -169,7 +169,7 @@ class ApprovalError(AgentError):
     """``approve`` / ``deny`` named a call that is not waiting for a decision (unknown,
     or already decided); nothing was written. ``call_id`` names it."""
 
-    def __init__(self, message: str, *, call_id: str) -> None:
+    def __init__(self, message: str, *, call_id: CallId) -> None:
         super().__init__(message)
         self.call_id = call_id
 

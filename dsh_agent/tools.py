@@ -362,7 +362,7 @@ async def execute_tool_call(
             TOOL_CANCELLED,
         )
     except Exception as error:
-        _log.warning("tool %r (call %s) raised", call.name, call.id, exc_info=True)
+        _log.warning("tool %r (call %s) raised", call.name, call.call_id, exc_info=True)
         return _failure(
             f"tool {call.name!r} failed: {type(error).__name__}: {error}",
             type(error).__name__,

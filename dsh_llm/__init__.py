@@ -12,6 +12,7 @@ from dsh_llm._content import (
     ToolResultBlock,
 )
 from dsh_llm._create import (
+    ContentInput,
     create_assistant_message,
     create_message,
     create_system_message,
@@ -80,6 +81,7 @@ __all__ = [
     "CallId",
     "ContentBlock",
     "ContentBlockAdapter",
+    "ContentInput",
     "DshError",
     "ErrorFinish",
     "FinishChunk",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from dsh_llm._content import ContentBlock, ReasoningBlock, TextBlock, ToolCallBlock
 from dsh_llm._create import _create_assistant
 from dsh_llm._frozen_json import FrozenJson
-from dsh_llm._ids import MessageId, new_message_id
+from dsh_llm._ids import CallId, MessageId, new_message_id
 from dsh_llm._messages import AssistantMessage
 from dsh_llm._stream import (
     AbortedFinish,
@@ -46,7 +46,7 @@ class _OpenBlock:
     index: int
     block_type: BlockType
     text: list[str] = field(default_factory=list)
-    call_id: str | None = None
+    call_id: CallId | None = None
     name: str | None = None
 
     def build(self) -> ContentBlock:
@@ -56,7 +56,7 @@ class _OpenBlock:
             return ReasoningBlock(text="".join(self.text))
         if self.block_type == "tool-call":
             return ToolCallBlock(
-                id=self.call_id or f"call-{self.index}",
+                call_id=self.call_id or f"call-{self.index}",
                 name=self.name or "",
                 arguments="".join(self.text),
             )
@@ -111,7 +111,7 @@ class BlockAssembler:
         elif isinstance(chunk, ToolCallDeltaChunk):
             block = self._open(chunk.index, "tool-call")
             if block is not None:
-                block.call_id = chunk.id
+                block.call_id = chunk.call_id
                 if chunk.name is not None:
                     block.name = chunk.name
                 block.text.append(chunk.arguments_delta)

@@ -53,8 +53,8 @@ class ToolCallBlock(DshModel):
     """A tool call requested by the model."""
 
     type: Literal["tool-call"] = "tool-call"
-    id: CallIdField
-    """The provider-issued call id that the result must name."""
+    call_id: CallIdField = Field(alias="id")
+    """The provider-issued call id that the result must name (``id`` on the wire)."""
     name: str
     """The tool's name as the model wrote it."""
     arguments: str
@@ -65,8 +65,8 @@ class ToolResultBlock(DshModel):
     """The outcome of one tool call."""
 
     type: Literal["tool-result"] = "tool-result"
-    tool_call_id: CallIdField
-    """The id of the call this answers."""
+    call_id: CallIdField = Field(alias="toolCallId")
+    """The id of the call this answers (``toolCallId`` on the wire)."""
     content: tuple[ContentBlock, ...]
     """What the tool returned."""
     is_error: bool = False

@@ -164,7 +164,7 @@ def create_tool_result_message(
     """Create the result message of tool call ``call_id`` with a new id."""
     block = {
         "type": "tool-result",
-        "tool_call_id": call_id,
+        "call_id": call_id,
         "content": _content(content),
         "is_error": is_error,
     }
@@ -210,7 +210,7 @@ def replace_content(message: M, content: ContentInput) -> M:
         blocks = (
             {
                 "type": "tool-result",
-                "tool_call_id": result.tool_call_id,
+                "call_id": result.call_id,
                 "content": blocks,
                 "is_error": result.is_error,
             },

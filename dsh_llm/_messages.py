@@ -39,7 +39,7 @@ class ToolResultMessage(DshModel):
 
     @model_validator(mode="after")
     def _result_answers_source_call(self) -> Self:
-        call_id = self.content[0].tool_call_id
+        call_id = self.content[0].call_id
         if call_id != self.source.call_id:
             raise ValueError(
                 f"tool-result block answers call {call_id!r} but the source names "

@@ -84,7 +84,7 @@ class ToolCallDeltaChunk(DshModel):
 
     type: Literal["tool-call-delta"] = "tool-call-delta"
     index: NonNegativeInt
-    id: CallIdField
+    call_id: CallIdField = Field(alias="id")
     name: str | None = optional()
     arguments_delta: str = ""
 

@@ -53,11 +53,11 @@ from dsh_llm._stream import (
 from dsh_llm.errors import InputError
 
 ToolCallInput: TypeAlias = ToolCallBlock | Mapping[str, Any]
-"""A tool call in a :func:`reply`: a block, or ``{"name", "arguments"?, "id"?}`` where
+"""A tool call in a :func:`reply`: a block, or ``{"name", "arguments"?, "call_id"?}`` where
 ``arguments`` is a JSON object or its raw text and a missing id is assigned as
 ``call-<n>`` (numbered per adapter)."""
 
-_TOOL_CALL_KEYS = frozenset({"name", "arguments", "id"})
+_TOOL_CALL_KEYS = frozenset({"name", "arguments", "call_id"})
 
 logger = logging.getLogger("dsh_llm.testing")
 
@@ -182,7 +182,10 @@ class _PlaybackAdapter:
             chunks += (
                 BlockStartChunk(index=call_index, block_type="tool-call"),
                 ToolCallDeltaChunk(
-                    index=call_index, id=call.id, name=call.name, arguments_delta=call.arguments
+                    index=call_index,
+                    call_id=call.call_id,
+                    name=call.name,
+                    arguments_delta=call.arguments,
                 ),
                 BlockEndChunk(index=call_index, block=call),
             )
@@ -200,11 +203,11 @@ class _PlaybackAdapter:
         arguments = call.get("arguments", {})
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments)
-        call_id = call.get("id")
+        call_id = call.get("call_id")
         if call_id is None:
             self._calls_minted += 1
             call_id = f"call-{self._calls_minted}"
-        return ToolCallBlock(id=call_id, name=call["name"], arguments=arguments)
+        return ToolCallBlock(call_id=call_id, name=call["name"], arguments=arguments)
 
 
 def _text_block_chunks(index: int, block: TextBlock | ReasoningBlock) -> list[StreamChunk]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dsh_llm._ids import CallId
 from dsh_session.events import (
     ApprovalAskedEvent,
     ApprovalDecidedEvent,
@@ -30,24 +31,24 @@ class ApprovalRecord:
     decided: ApprovalDecidedEvent | None
 
     @property
-    def call_id(self) -> str:
+    def call_id(self) -> CallId:
         assert self.asked.data.call_id is not None  # only asks about a call are kept
         return self.asked.data.call_id
 
 
-def open_turn_approvals(events: Sequence[SessionEvent]) -> dict[str, ApprovalRecord]:
+def open_turn_approvals(events: Sequence[SessionEvent]) -> dict[CallId, ApprovalRecord]:
     """The asks about tool calls in the open turn, by call id, in log order (empty
     between turns). A call asked about twice keeps its latest ask."""
     start = _open_turn_start(events)
     return {} if start is None else approvals_since(events, start)
 
 
-def approvals_since(events: Sequence[SessionEvent], start: int) -> dict[str, ApprovalRecord]:
+def approvals_since(events: Sequence[SessionEvent], start: int) -> dict[CallId, ApprovalRecord]:
     """The asks about tool calls from ``events[start]`` on, with their decisions, by
     call id. An agent asks and decides in the step of the call, so the fold from the
     open step's start costs the step's length, not the turn's."""
     by_request: dict[str, ApprovalRecord] = {}
-    by_call: dict[str, ApprovalRecord] = {}
+    by_call: dict[CallId, ApprovalRecord] = {}
     for event in events[start:]:
         if isinstance(event, ApprovalAskedEvent) and event.data.call_id is not None:
             record = ApprovalRecord(asked=event, decided=None)
@@ -60,7 +61,7 @@ def approvals_since(events: Sequence[SessionEvent], start: int) -> dict[str, App
     return by_call
 
 
-def undecided_call_ids(events: Sequence[SessionEvent]) -> set[str]:
+def undecided_call_ids(events: Sequence[SessionEvent]) -> set[CallId]:
     """The call ids of the open turn asked about and not decided yet."""
     return {
         call_id for call_id, record in open_turn_approvals(events).items() if record.decided is None

@@ -16,6 +16,7 @@ from pydantic import Field, model_validator
 from dsh_llm._content import ContentBlock
 from dsh_llm._failure import LlmFailure
 from dsh_llm._frozen_json import FrozenJson
+from dsh_llm._ids import CallId
 from dsh_llm._json_limits import JSON_INT_MAX
 from dsh_llm._model import DshModel, optional
 from dsh_llm._stream import TokenUsage
@@ -165,7 +166,7 @@ class ApprovalAskedData(DshModel):
 
     id: _Name
     tool_name: _Name
-    call_id: str | None = optional()
+    call_id: CallId | None = optional()
     reason: str | None = optional()
 
 

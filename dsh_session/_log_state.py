@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from dsh_llm._content import ToolCallBlock
+from dsh_llm._ids import CallId
 from dsh_session._surface import Surface
 from dsh_session.errors import SessionValidationError
 from dsh_session.events import (
@@ -170,8 +171,8 @@ class LogState:
             self.surface.put(event)
             return
         self._check_in_step(event, event.data.turn, event.data.step)
-        calls = [b.id for b in event.data.message.content if isinstance(b, ToolCallBlock)]
-        requested: set[str] = set()
+        calls = [b.call_id for b in event.data.message.content if isinstance(b, ToolCallBlock)]
+        requested: set[CallId] = set()
         for call_id in calls:
             if call_id in self._awaiting or call_id in requested:
                 _reject(

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from dsh_llm._content import ToolCallBlock
 from dsh_llm._create import freeze_message
+from dsh_llm._ids import CallId
 from dsh_llm._messages import ToolResultMessage
 from dsh_session._approvals import undecided_call_ids
 from dsh_session.events import (
@@ -79,7 +80,7 @@ def interrupted_turn_closers(events: Sequence[SessionEvent]) -> list[LogEvent]:
     approval, only the results of its started calls (the turn stays open)."""
     open_turn: int | None = None
     open_step: int | None = None
-    awaiting: dict[str, _Call] = {}
+    awaiting: dict[CallId, _Call] = {}
     for index in range(_last_turn_start(events), len(events)):
         event = events[index]
         if isinstance(event, TurnStartEvent):
@@ -96,7 +97,7 @@ def interrupted_turn_closers(events: Sequence[SessionEvent]) -> list[LogEvent]:
         elif isinstance(event, AssistantMessageEvent):
             for block in event.data.message.content:
                 if isinstance(block, ToolCallBlock):
-                    awaiting[block.id] = _Call(step=event.data.step)
+                    awaiting[block.call_id] = _Call(step=event.data.step)
         elif isinstance(event, ToolCallEvent):
             call = awaiting.get(event.data.call_id)
             if call is not None:
@@ -136,7 +137,7 @@ def _last_turn_start(events: Sequence[SessionEvent]) -> int:
 
 
 def _interrupted_result(
-    turn: int, call_id: str, call: _Call, seq: int, time: int
+    turn: int, call_id: CallId, call: _Call, seq: int, time: int
 ) -> ToolResultEvent:
     started = call.call_seq is not None
     message = freeze_message(

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dsh_llm._content import ToolCallBlock
+from dsh_llm._ids import CallId
 from dsh_llm._messages import Message
 from dsh_session._surface_view import SurfaceView, message_of
 from dsh_session._views import MessageView
@@ -256,13 +257,13 @@ class Surface:
         meets a result inside the span whose call it has not seen."""
         first, last = span
         nodes, events = self._nodes, self._events
-        requests: dict[str, int] = {}
+        requests: dict[CallId, int] = {}
         for position in range(start, len(nodes)):
             node = events[nodes[position]]
             if isinstance(node, AssistantMessageEvent):
                 for block in node.data.message.content:
                     if isinstance(block, ToolCallBlock):
-                        requests[block.id] = position
+                        requests[block.call_id] = position
             elif isinstance(node, ToolResultEvent):
                 call_id = node.data.message.source.call_id
                 request = requests.pop(call_id, None)

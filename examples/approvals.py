@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from dsh_agent import AgentLoop, tool
-from dsh_llm import TextBlock, create_user_message
+from dsh_llm import CallId, TextBlock, create_user_message
 from dsh_llm.testing import Response, ScriptedAdapter, reply
 from dsh_session import Session, SqliteSessionStore
 from dsh_session.events import AssistantMessageEvent
@@ -43,8 +43,8 @@ def agent(session: Session, store: SqliteSessionStore, answers: list[Response]) 
 
 async def main(db: Path) -> None:
     calls = [
-        {"id": "call-du", "name": "disk_usage", "arguments": {"path": "/var"}},
-        {"id": "call-rm", "name": "delete_logs", "arguments": {"path": "/var/log"}},
+        {"call_id": "call-du", "name": "disk_usage", "arguments": {"path": "/var"}},
+        {"call_id": "call-rm", "name": "delete_logs", "arguments": {"path": "/var/log"}},
     ]
     async with SqliteSessionStore(db) as store:
         first = agent(Session.create(), store, [reply(tool_calls=calls)])
@@ -58,7 +58,7 @@ async def main(db: Path) -> None:
     async with SqliteSessionStore(db) as store:
         session = await store.load(session_id)
         second = agent(session, store, ["Deleted the old logs; /var has room again."])
-        await second.approve("call-rm")  # or: await second.deny("call-rm", "not today")
+        await second.approve(CallId("call-rm"))  # or: .deny(CallId("call-rm"), "not today")
         await second.when_idle()
         answer = next(e for e in reversed(session.events) if isinstance(e, AssistantMessageEvent))
         print(" ".join(b.text for b in answer.data.message.content if isinstance(b, TextBlock)))

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dsh_agent._agent import Agent, ContentInput
+from dsh_agent._agent import Agent
 from dsh_agent.errors import BranchError
-from dsh_llm._create import create_assistant_message, create_user_message
+from dsh_llm._create import ContentInput, create_assistant_message, create_user_message
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from dsh_llm._sources import UserSource

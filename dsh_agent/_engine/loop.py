@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
-from dsh_agent._agent import ContentInput, PreStepHandler
+from dsh_agent._agent import PreStepHandler
 from dsh_agent._cancellation import CancelCauseInput, as_cancel_cause
 from dsh_agent._config import DEFAULT_RETRY, NO_SETTINGS, AgentConfig
 from dsh_agent._engine.branching import (
@@ -28,7 +28,7 @@ from dsh_agent._engine.branching import (
 )
 from dsh_agent._engine.context import Regenerate, Rerun
 from dsh_agent._engine.loop_parts import ClosedFlag, LoopWiring, build_parts
-from dsh_agent._engine.request_header import overridden
+from dsh_agent._engine.run_header import overridden
 from dsh_agent._engine.session_claims import claim, release
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._notifications import AgentStatus, InboxTarget, NotificationObserver, Notifier
@@ -42,6 +42,7 @@ from dsh_agent.retry._chain import retry_target
 from dsh_agent.retry._policy import RetryPolicy
 from dsh_agent.streaming._stream import DEFAULT_MAX_PENDING, UpdateStream, run_stream
 from dsh_agent.tools import Tool
+from dsh_llm import CallId, ContentInput
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import UserMessage
 from dsh_llm._request import ModelAdapter
@@ -291,11 +292,11 @@ class AgentLoop:
         """The tool calls waiting for a person's decision, in model order."""
         return self._ctx.approvals.pending
 
-    async def approve(self, call_id: str) -> None:
+    async def approve(self, call_id: CallId) -> None:
         """Let the waiting call ``call_id`` run once; durable when this returns."""
         await self._decide(lambda: self._ctx.approvals.approve(call_id))
 
-    async def deny(self, call_id: str, reason: str | None = None) -> None:
+    async def deny(self, call_id: CallId, reason: str | None = None) -> None:
         """Refuse the waiting call ``call_id``: the model gets an error result naming
         ``reason``; durable when this returns."""
         await self._decide(lambda: self._ctx.approvals.deny(call_id, reason))

@@ -24,7 +24,7 @@ from dsh_agent._cancellation import CancelScope
 from dsh_agent._config import AgentConfig
 from dsh_agent._engine.context import Checkpoint, EngineContext
 from dsh_agent._engine.driver import TurnDriver
-from dsh_agent._engine.request_header import index_tools, loop_header
+from dsh_agent._engine.run_header import index_tools, loop_header
 from dsh_agent._engine.step import StepRunner
 from dsh_agent._engine.turn import TurnRunner
 from dsh_agent._notifications import Notification

@@ -13,7 +13,7 @@ from typing_extensions import TypeVar
 from dsh_agent._agent import Agent
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._run_result import RunResult
-from dsh_agent._structured_output import DEFAULT_OUTPUT_RETRIES, OutputCollector
+from dsh_agent._structured_output import DEFAULT_OUTPUT_CORRECTIONS, OutputCollector
 from dsh_agent.errors import TurnFailed
 from dsh_agent.tools import Tool
 from dsh_llm._content import TextBlock
@@ -55,7 +55,7 @@ async def run(
     *,
     settings: ModelSettings | None = None,
     output_type: type[ModelT],
-    output_retries: int = DEFAULT_OUTPUT_RETRIES,
+    output_corrections: int = DEFAULT_OUTPUT_CORRECTIONS,
     raise_on_error: bool = True,
 ) -> RunResult[ModelT]: ...
 
@@ -66,7 +66,7 @@ async def run(
     *,
     settings: ModelSettings | None = None,
     output_type: type[BaseModel] | None = None,
-    output_retries: int = DEFAULT_OUTPUT_RETRIES,
+    output_corrections: int = DEFAULT_OUTPUT_CORRECTIONS,
     raise_on_error: bool = True,
 ) -> RunResult[Any]:
     """Send ``message`` as a followup, wait until ``agent`` is idle, and summarize the
@@ -75,7 +75,7 @@ async def run(
     ``settings`` override the loop's model settings for this run's requests. With
     ``output_type`` (a Pydantic model) the model is offered a ``final_result`` tool
     taking that model's schema; ``RunResult.output`` is the validated answer, and
-    after ``output_retries`` failed attempts :class:`OutputValidationError` is raised.
+    after ``output_corrections`` failed attempts :class:`OutputValidationError` is raised.
     Both need an idle agent that supports request overrides (``AgentLoop``).
 
     Raises :class:`~dsh_agent.TurnFailed` (carrying the failure and the result) when
@@ -87,7 +87,9 @@ async def run(
             f"create_user_message(content={_preview(message)!r}, source={{'kind': 'user'}})"
         )
     collector = (
-        None if output_type is None else OutputCollector(output_type, retries=output_retries)
+        None
+        if output_type is None
+        else OutputCollector(output_type, corrections=output_corrections)
     )
     start = agent.session.seq
     with _overrides(agent, settings, collector):

@@ -153,7 +153,7 @@ class _Batch:
             self._outcomes[index] = ABORTED_BEFORE_DISPATCH
             return
         context = ToolContext(
-            call_id=call.id,
+            call_id=call.call_id,
             turn=self._turn,
             step=self._step,
             cancelled=self._scope.cancelled,
@@ -187,7 +187,7 @@ class _Batch:
         if call_seq is None:
             call_seq = self._call_seqs[index] = self._log_call(call)
         message = create_tool_result_message(
-            call_id=call.id, content=outcome.content, is_error=outcome.is_error
+            call_id=call.call_id, content=outcome.content, is_error=outcome.is_error
         )
         self._runner._ctx.session.append(
             "tool/result",
@@ -220,7 +220,7 @@ class _Batch:
         data = ToolCallData(
             turn=self._turn,
             step=self._step,
-            call_id=call.id,
+            call_id=call.call_id,
             name=call.name,
             arguments=call.arguments,
         )

@@ -20,6 +20,7 @@ from dsh_agent.approvals._open_step import OpenStep, open_step
 from dsh_agent.approvals._policy import ApprovalPolicy, approval_needed
 from dsh_agent.errors import ApprovalError
 from dsh_agent.tools import Tool
+from dsh_llm import CallId
 from dsh_llm._content import ToolCallBlock
 from dsh_llm._create import create_tool_result_message
 from dsh_llm._ids import new_uuid7
@@ -49,7 +50,7 @@ class _ApprovalsPending(Exception):
 class PendingApproval:
     """A tool call waiting for a person's decision."""
 
-    call_id: str
+    call_id: CallId
     tool_name: str
     arguments: str
     """The raw JSON arguments, as the model wrote them."""
@@ -72,7 +73,7 @@ class ApprovalGate:
         self.tools = tools
         """The tools whose ``requires_approval`` is consulted (swapped with the step's)."""
         self._policy = policy
-        self._verdicts: dict[str, tuple[bool, str | None]] = {}
+        self._verdicts: dict[CallId, tuple[bool, str | None]] = {}
         """The policy's answer per call id: asked once per call in this process."""
 
     @property
@@ -83,12 +84,12 @@ class ApprovalGate:
             return ()
         waiting: list[PendingApproval] = []
         for call in current.unanswered:
-            record = records.get(call.id)
+            record = records.get(call.call_id)
             if record is not None and record.decided is None:
                 asked = record.asked
                 waiting.append(
                     PendingApproval(
-                        call_id=call.id,
+                        call_id=call.call_id,
                         tool_name=call.name,
                         arguments=call.arguments,
                         reason=asked.data.reason,
@@ -107,7 +108,7 @@ class ApprovalGate:
         current, records = self._state()
         if current is None or not current.unanswered:
             return False
-        record = records.get(current.unanswered[0].id)
+        record = records.get(current.unanswered[0].call_id)
         return record is not None and record.decided is None
 
     # --- the tool phase ------------------------------------------------------------------
@@ -123,15 +124,17 @@ class ApprovalGate:
             return list(calls), False
         current, records = self._state()
         answered = frozenset() if current is None else current.answered
-        unanswered = [call for call in calls if call.id not in answered]
+        unanswered = [call for call in calls if call.call_id not in answered]
         for call in unanswered:
-            if call.id not in records:
+            if call.call_id not in records:
                 needed, reason = self._verdict(call)
                 if needed:
-                    records[call.id] = ApprovalRecord(asked=self._ask(call, reason), decided=None)
+                    records[call.call_id] = ApprovalRecord(
+                        asked=self._ask(call, reason), decided=None
+                    )
         runnable: list[ToolCallBlock] = []
         for call in unanswered:
-            record = records.get(call.id)
+            record = records.get(call.call_id)
             if record is None:
                 runnable.append(call)
             elif record.decided is None:
@@ -139,14 +142,14 @@ class ApprovalGate:
             elif record.decided.data.outcome == "allowed-once":
                 runnable.append(call)
             else:  # decided, but the result was lost with the process that decided
-                self._commit_denial(turn, step, call.id, call.name, None)
+                self._commit_denial(turn, step, call.call_id, call.name, None)
         return runnable, False
 
     def _verdict(self, call: ToolCallBlock) -> tuple[bool, str | None]:
-        verdict = self._verdicts.get(call.id)
+        verdict = self._verdicts.get(call.call_id)
         if verdict is None:
             tool = self.tools.get(call.name)
-            verdict = self._verdicts[call.id] = approval_needed(call, tool, self._policy)
+            verdict = self._verdicts[call.call_id] = approval_needed(call, tool, self._policy)
         return verdict
 
     def withdraw(self, calls: Sequence[ToolCallBlock]) -> list[ToolCallBlock]:
@@ -154,32 +157,32 @@ class ApprovalGate:
         ``cancelled`` and return the calls still unanswered, for the loop to answer."""
         current, records = self._state()
         answered = frozenset() if current is None else current.answered
-        unanswered = [call for call in calls if call.id not in answered]
+        unanswered = [call for call in calls if call.call_id not in answered]
         for call in unanswered:
-            record = records.get(call.id)
+            record = records.get(call.call_id)
             if record is not None and record.decided is None:
                 self._decide(record.asked.data.id, "cancelled")
         return unanswered
 
     # --- decisions -------------------------------------------------------------------------
 
-    def approve(self, call_id: str) -> None:
+    def approve(self, call_id: CallId) -> None:
         """Record that ``call_id`` may run once."""
         self._decide(self._waiting(call_id).request_id, "allowed-once")
 
-    def deny(self, call_id: str, reason: str | None) -> None:
+    def deny(self, call_id: CallId, reason: str | None) -> None:
         """Record the denial of ``call_id`` and commit its error result."""
         waiting = self._waiting(call_id)
         self._decide(waiting.request_id, "rejected")
         self._commit_denial(waiting.turn, waiting.step, call_id, waiting.tool_name, reason)
 
-    def _waiting(self, call_id: str) -> PendingApproval:
+    def _waiting(self, call_id: CallId) -> PendingApproval:
         for waiting in self.pending:
             if waiting.call_id == call_id:
                 return waiting
         raise ApprovalError(self._not_pending(call_id), call_id=call_id)
 
-    def _not_pending(self, call_id: str) -> str:
+    def _not_pending(self, call_id: CallId) -> str:
         asked: ApprovalAskedEvent | None = None
         decided: ApprovalDecidedEvent | None = None
         for event in self._session.events:
@@ -204,7 +207,7 @@ class ApprovalGate:
 
     # --- writing ---------------------------------------------------------------------------
 
-    def _state(self) -> tuple[OpenStep | None, dict[str, ApprovalRecord]]:
+    def _state(self) -> tuple[OpenStep | None, dict[CallId, ApprovalRecord]]:
         """The open step and the approvals asked in it, read from the log."""
         current = open_step(self._session)
         if current is None:
@@ -213,7 +216,7 @@ class ApprovalGate:
 
     def _ask(self, call: ToolCallBlock, reason: str | None) -> ApprovalAskedEvent:
         data = ApprovalAskedData(
-            id=new_uuid7(), tool_name=call.name, call_id=call.id, reason=reason
+            id=new_uuid7(), tool_name=call.name, call_id=call.call_id, reason=reason
         )
         event = self._session.append("approval/asked", data)
         assert isinstance(event, ApprovalAskedEvent)
@@ -225,7 +228,7 @@ class ApprovalGate:
         )
 
     def _commit_denial(
-        self, turn: int, step: int, call_id: str, tool_name: str, reason: str | None
+        self, turn: int, step: int, call_id: CallId, tool_name: str, reason: str | None
     ) -> None:
         because = f": {reason}" if reason else ""
         text = (

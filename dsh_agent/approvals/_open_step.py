@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dsh_llm import CallId
 from dsh_llm._content import ToolCallBlock
 from dsh_session._session import Session
 from dsh_session.events import AssistantMessageEvent, StepStartEvent, ToolResultEvent
@@ -18,14 +19,14 @@ class OpenStep:
     step: int
     calls: tuple[ToolCallBlock, ...]
     """The calls its assistant message requested, in model order."""
-    answered: frozenset[str]
+    answered: frozenset[CallId]
     """The ids of the calls that have a ``tool/result``."""
     start: int
     """The index of its ``step/start`` in the log."""
 
     @property
     def unanswered(self) -> tuple[ToolCallBlock, ...]:
-        return tuple(call for call in self.calls if call.id not in self.answered)
+        return tuple(call for call in self.calls if call.call_id not in self.answered)
 
 
 def open_step(session: Session) -> OpenStep | None:
@@ -34,7 +35,7 @@ def open_step(session: Session) -> OpenStep | None:
     if turn is None or step is None:
         return None
     calls: list[ToolCallBlock] = []
-    answered: set[str] = set()
+    answered: set[CallId] = set()
     events = session.events
     start = 0
     for index, event in zip(range(len(events) - 1, -1, -1), reversed(events), strict=True):

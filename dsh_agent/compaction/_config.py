@@ -40,7 +40,7 @@ class Compaction:
     """The summary call's output cap (the default summarizer's)."""
     prune: PruneConfig | None = DEFAULT_PRUNE
     counter: TokenCounter | None = None
-    retries: int = 1
+    extra_summaries: int = 1
     """Further summaries in one pass while the pressure stays above the threshold."""
     overflow_recovery: bool = True
     """On ``CONTEXT_WINDOW_EXCEEDED``, compact maximally once and retry the request."""
@@ -52,5 +52,5 @@ class Compaction:
             raise ValueError(
                 f"retain_ratio must be in [0, threshold_ratio), not {self.retain_ratio}"
             )
-        if self.max_tokens < 1 or self.retries < 0:
-            raise ValueError("max_tokens must be >= 1 and retries >= 0")
+        if self.max_tokens < 1 or self.extra_summaries < 0:
+            raise ValueError("max_tokens must be >= 1 and extra_summaries >= 0")

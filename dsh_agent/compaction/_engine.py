@@ -117,7 +117,7 @@ class CompactionEngine:
             if self._below(threshold):
                 return
         retain = int(self.policy.retain_ratio * window)
-        for _ in range(1 + self.policy.retries):
+        for _ in range(1 + self.policy.extra_summaries):
             try:
                 result = await self.summarize_head(turn, retain_tokens=retain)
             except CompactionError as error:

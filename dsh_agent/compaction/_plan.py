@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from dsh_llm import CallId
 from dsh_llm._content import ToolCallBlock
 from dsh_session._surface_view import SurfaceView
 from dsh_session.events import AssistantMessageEvent, ToolResultEvent
@@ -18,14 +19,14 @@ from dsh_session.events import AssistantMessageEvent, ToolResultEvent
 def balanced_cuts(view: SurfaceView) -> list[bool]:
     """``cuts[i]``: whether the cut before position ``i`` is balanced (``len + 1``
     entries). A call whose result is not on the surface constrains nothing."""
-    requested: dict[str, int] = {}
+    requested: dict[CallId, int] = {}
     crossing = [0] * (len(view) + 1)  # difference array of the calls open at each cut
     for node in view:
         event = node.event
         if isinstance(event, AssistantMessageEvent):
             for block in event.data.message.content:
                 if isinstance(block, ToolCallBlock):
-                    requested[block.id] = node.position
+                    requested[block.call_id] = node.position
         elif isinstance(event, ToolResultEvent):
             call = requested.pop(event.data.message.source.call_id, None)
             if call is not None:  # open for the cuts after the call, up to the result

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dsh_agent.compaction._meter import TokenMeter
+from dsh_llm import CallId
 from dsh_llm._content import ContentBlock, TextBlock
 from dsh_llm._create import replace_content
 from dsh_session._events_harness import CompactionPruneData, ShadowedRange
@@ -50,7 +51,7 @@ class Pruned:
 
     original_seq: int
     replacement_seq: int
-    call_id: str
+    call_id: CallId
     chars_before: int
     chars_after: int
 

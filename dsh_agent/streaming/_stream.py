@@ -55,6 +55,7 @@ from dsh_agent.streaming._updates import (
     TurnStarted,
     UserMessageEntered,
 )
+from dsh_llm import CallId
 from dsh_llm._content import ToolCallBlock
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import UserMessage
@@ -178,7 +179,7 @@ class _Buffer:
             block = result.message.content[0]
             return ToolResultCommitted(
                 result.message,
-                block.tool_call_id,
+                block.call_id,
                 block.is_error,
                 result.turn,
                 result.step,
@@ -243,14 +244,14 @@ class _Buffer:
                 waiter.set_result(None)
 
 
-def _message_calling(session: Session, call_id: str, seq: int) -> MessageId:
+def _message_calling(session: Session, call_id: CallId, seq: int) -> MessageId:
     """The assistant message that asked for ``call_id`` (committed before the stream
     subscribed, when it joined a running turn)."""
     events = session.events
     for earlier in range(seq - 1, -1, -1):
         event = events[earlier]
         if isinstance(event, AssistantMessageEvent) and any(
-            isinstance(block, ToolCallBlock) and block.id == call_id
+            isinstance(block, ToolCallBlock) and block.call_id == call_id
             for block in event.data.message.content
         ):
             return event.data.message.id

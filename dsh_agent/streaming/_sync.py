@@ -21,16 +21,17 @@ from typing import Any, Self, TypeAlias, TypeVar, overload
 
 from pydantic import BaseModel
 
-from dsh_agent._agent import Agent, ContentInput
+from dsh_agent._agent import Agent
 from dsh_agent._engine.run import ModelT, run, run_verb
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._run_result import RunResult
-from dsh_agent._structured_output import DEFAULT_OUTPUT_RETRIES
+from dsh_agent._structured_output import DEFAULT_OUTPUT_CORRECTIONS
 from dsh_agent.approvals._gate import PendingApproval
 from dsh_agent.errors import AgentError
 from dsh_agent.streaming._loop_thread import LoopThread
 from dsh_agent.streaming._stream import UpdateStream
 from dsh_agent.streaming._updates import AgentUpdate
+from dsh_llm import CallId, ContentInput
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import UserMessage
 
@@ -66,7 +67,7 @@ def _run(
     message: UserMessage,
     settings: ModelSettings | None,
     output_type: type[BaseModel] | None,
-    output_retries: int,
+    output_corrections: int,
     raise_on_error: bool,
 ) -> Coroutine[Any, Any, RunResult[Any]]:
     """The :func:`~dsh_agent.run` call these options make (its overloads tell a run
@@ -78,7 +79,7 @@ def _run(
         message,
         settings=settings,
         output_type=output_type,
-        output_retries=output_retries,
+        output_corrections=output_corrections,
         raise_on_error=raise_on_error,
     )
 
@@ -101,7 +102,7 @@ def run_sync(
     *,
     settings: ModelSettings | None = None,
     output_type: type[ModelT],
-    output_retries: int = DEFAULT_OUTPUT_RETRIES,
+    output_corrections: int = DEFAULT_OUTPUT_CORRECTIONS,
     raise_on_error: bool = True,
 ) -> RunResult[ModelT]: ...
 
@@ -112,7 +113,7 @@ def run_sync(
     *,
     settings: ModelSettings | None = None,
     output_type: type[BaseModel] | None = None,
-    output_retries: int = DEFAULT_OUTPUT_RETRIES,
+    output_corrections: int = DEFAULT_OUTPUT_CORRECTIONS,
     raise_on_error: bool = True,
 ) -> RunResult[Any]:
     """:func:`~dsh_agent.run` from sync code, with the same options and errors
@@ -121,7 +122,7 @@ def run_sync(
     an agent, it must be idle and tied to no other loop (no turn running, no store
     bound to a loop); it is left open. For a conversation of several turns, use
     :class:`SyncAgent`."""
-    options = (settings, output_type, output_retries, raise_on_error)
+    options = (settings, output_type, output_corrections, raise_on_error)
     if callable(agent):
         factory = agent
 
@@ -191,7 +192,7 @@ class SyncAgent:
         *,
         settings: ModelSettings | None = None,
         output_type: type[ModelT],
-        output_retries: int = DEFAULT_OUTPUT_RETRIES,
+        output_corrections: int = DEFAULT_OUTPUT_CORRECTIONS,
         raise_on_error: bool = True,
     ) -> RunResult[ModelT]: ...
 
@@ -201,13 +202,13 @@ class SyncAgent:
         *,
         settings: ModelSettings | None = None,
         output_type: type[BaseModel] | None = None,
-        output_retries: int = DEFAULT_OUTPUT_RETRIES,
+        output_corrections: int = DEFAULT_OUTPUT_CORRECTIONS,
         raise_on_error: bool = True,
     ) -> RunResult[Any]:
         """Send ``message`` and wait until the agent is idle; the options and errors
         are :func:`~dsh_agent.run`'s."""
         self._check_open()
-        options = (settings, output_type, output_retries, raise_on_error)
+        options = (settings, output_type, output_corrections, raise_on_error)
         return self._call(_run(self._agent, message, *options))
 
     def stream(self, message: UserMessage) -> Iterator[AgentUpdate]:
@@ -262,7 +263,7 @@ class SyncAgent:
 
         return self._call(pending())
 
-    def approve(self, call_id: str, *, raise_on_error: bool = True) -> RunResult:
+    def approve(self, call_id: CallId, *, raise_on_error: bool = True) -> RunResult:
         """Let the waiting call ``call_id`` run once and wait until the agent is idle
         again (the turn goes on); the interval as :func:`~dsh_agent.run` reports it."""
         self._check_open()
@@ -271,7 +272,7 @@ class SyncAgent:
         return self._call(run_verb(agent, verb, raise_on_error=raise_on_error))
 
     def deny(
-        self, call_id: str, reason: str | None = None, *, raise_on_error: bool = True
+        self, call_id: CallId, reason: str | None = None, *, raise_on_error: bool = True
     ) -> RunResult:
         """Refuse the waiting call ``call_id`` (the model gets ``reason``) and wait
         until the agent is idle again, as :meth:`approve` does."""

@@ -17,6 +17,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from pydantic_core import to_json
 
 from dsh_agent.tracing import _attributes as attr
+from dsh_llm._ids import CallId
 from dsh_llm._stream import AbortedFinish, ErrorFinish, FinishChunk, TokenUsage, UsageChunk
 from dsh_session._session import Session
 from dsh_session.events import (
@@ -69,7 +70,7 @@ class SpanRecorder:
         self._include_content = include_content
         self._turn: _Turn | None = None
         self._attempt: _Attempt | None = None
-        self._tools: dict[str, Span] = {}
+        self._tools: dict[CallId, Span] = {}
 
     def observe(self, event: SessionEvent) -> None:
         """Advance the spans by one committed event."""

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from dsh_agent import AgentLoop, PendingApproval, Tool
 from dsh_cli._errors import ToolSpecError
+from dsh_llm import CallId, DshError
 
 APPROVE = "/approve"
 DENY = "/deny"
@@ -74,7 +75,8 @@ async def decide_line(agent: AgentLoop, line: str, *, answers: bool) -> str | No
     show, or None when the line is not a decision. A call that is not waiting
     raises :class:`~dsh_agent.ApprovalError`."""
     command, _, rest = line.strip().partition(" ")
-    call_id, _, reason = rest.strip().partition(" ")
+    typed, _, reason = rest.strip().partition(" ")
+    call_id = CallId(typed)
     pending = agent.pending_approvals
     if answers and pending and agent.status == "idle" and command.lower() in YES | NO:
         command = APPROVE if command.lower() in YES else DENY

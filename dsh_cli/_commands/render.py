@@ -126,7 +126,7 @@ def block_text(block: ContentBlock) -> Text:
         return Text.assemble(
             ("→ ", "yellow"),
             (f"{block.name}({block.arguments})", "yellow"),
-            (f"  call {block.id}", "dim"),
+            (f"  call {block.call_id}", "dim"),
         )
     assert isinstance(block, ToolResultBlock)
     return Text("\n").join(block_text(inner) for inner in block.content)

@@ -116,7 +116,7 @@ def _assistant_blocks(message: AssistantMessage, request: GenerateRequest) -> li
             blocks.append(
                 {
                     "type": "tool_use",
-                    "id": block.id,
+                    "id": block.call_id,
                     "name": block.name,
                     "input": _arguments_object(block.arguments),
                 }
@@ -172,7 +172,7 @@ def _arguments_object(arguments: str) -> Any:
 def _tool_result(message_id: str, result: ToolResultBlock) -> WireBlock:
     wire: WireBlock = {
         "type": "tool_result",
-        "tool_use_id": result.tool_call_id,
+        "tool_use_id": result.call_id,
         "is_error": result.is_error,
     }
     content = [_user_block(message_id, block) for block in result.content if _is_said(block)]

@@ -33,7 +33,7 @@ class _Partial:
     block_type: StreamedBlockType
     parts: list[str] = field(default_factory=list)
     joiner: SurrogateJoiner = field(default_factory=SurrogateJoiner)
-    call_id: str | None = None
+    call_id: CallId | None = None
     name: str | None = None
     closed: bool = False
 
@@ -61,7 +61,7 @@ class BlockBuilder:
         self,
         index: int,
         *,
-        call_id: str | None = None,
+        call_id: CallId | None = None,
         name: str | None = None,
         arguments: str = "",
     ) -> ToolCallDeltaChunk:
@@ -114,7 +114,7 @@ class BlockBuilder:
         partial.parts.append(arguments)
         return ToolCallDeltaChunk(
             index=index,
-            id=CallId(partial.call_id or f"call-{index}"),
+            call_id=CallId(partial.call_id or f"call-{index}"),
             name=partial.name,
             arguments_delta=arguments,
         )
@@ -127,5 +127,7 @@ class BlockBuilder:
         if partial.block_type == "reasoning":
             return ReasoningBlock(text=text)
         return ToolCallBlock(
-            id=CallId(partial.call_id or f"call-{index}"), name=partial.name or "", arguments=text
+            call_id=CallId(partial.call_id or f"call-{index}"),
+            name=partial.name or "",
+            arguments=text,
         )

@@ -113,7 +113,7 @@ def _tool_message(message: ToolResultMessage) -> WireMessage:
         texts.append(block.text)
     return {
         "role": "tool",
-        "tool_call_id": result.tool_call_id,
+        "tool_call_id": result.call_id,
         "content": TEXT_SEPARATOR.join(texts),
     }
 
@@ -130,7 +130,7 @@ def _assistant_message(message: AssistantMessage, request: GenerateRequest) -> W
         elif isinstance(block, ToolCallBlock):
             calls.append(
                 {
-                    "id": block.id,
+                    "id": block.call_id,
                     "type": "function",
                     "function": {"name": block.name, "arguments": block.arguments},
                 }

@@ -31,7 +31,7 @@ from dsh_session._harness_format.header_line import (
 )
 from dsh_session._harness_format.jsonl_log import (
     HarnessLog,
-    TornTail,
+    TornArtifactTail,
     batch_text,
     encode_batch,
     encode_log,
@@ -100,7 +100,7 @@ __all__ = [
     "RowBounds",
     "SessionFolder",
     "StoredSession",
-    "TornTail",
+    "TornArtifactTail",
     "append_batch",
     "batch_text",
     "check_placement",

@@ -5,7 +5,7 @@ format.ts ``SessionLogScanner``, index.ts ``readZstdPrefix``): records are kept 
 they parse and their seqs stay contiguous; the first bad record starts the torn tail,
 unless a later record holds a ``turn/end`` — then the damage is committed and reading
 refuses. Unlike the harness, which truncates the tail on repair, the tail's bytes are
-returned in :class:`TornTail`, never dropped.
+returned in :class:`TornArtifactTail`, never dropped.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ Json = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class TornTail:
+class TornArtifactTail:
     """The end of an artifact that is not part of its committed prefix."""
 
     offset: int
@@ -50,7 +50,7 @@ class HarnessLog:
 
     header: Json
     events: list[Any] = field(default_factory=list)
-    torn: TornTail | None = None
+    torn: TornArtifactTail | None = None
 
 
 class _RecordScanner:
@@ -155,7 +155,7 @@ def read_plain_log(data: bytes) -> HarnessLog:
     if offset == len(data):
         return HarnessLog(header=header, events=scanner.events)
     reason = scanner.issue or "final record has no newline"
-    torn = TornTail(offset=offset, data=data[offset:], reason=reason)
+    torn = TornArtifactTail(offset=offset, data=data[offset:], reason=reason)
     return HarnessLog(header=header, events=scanner.events, torn=torn)
 
 
@@ -188,7 +188,7 @@ def read_zstd_log(data: bytes) -> HarnessLog:
         return HarnessLog(header=header, events=scanner.events)
     before = len(scanner.events)
     scanner.write(decode_torn_prefix(data[scan.torn_start :]))
-    torn = TornTail(
+    torn = TornArtifactTail(
         offset=scan.torn_start,
         data=data[scan.torn_start :],
         reason="final zstd frame is incomplete",

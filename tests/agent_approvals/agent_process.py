@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from dsh_agent import AgentLoop, tool
-from dsh_llm import create_user_message
+from dsh_llm import CallId, create_user_message
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session
 from dsh_session.stores import SessionStore, open_store
@@ -65,8 +65,8 @@ def _save_requests(adapter: ScriptedAdapter, work: Path) -> None:
 
 async def ask(url: str, work: Path) -> None:
     calls = [
-        {"name": "count", "arguments": {"n": 3}, "id": "call-count"},
-        {"name": "apply", "arguments": {"change": "v2"}, "id": "call-apply"},
+        {"name": "count", "arguments": {"n": 3}, "call_id": "call-count"},
+        {"name": "apply", "arguments": {"change": "v2"}, "call_id": "call-apply"},
     ]
     adapter = ScriptedAdapter([reply(text="Counting, then applying.", tool_calls=calls)])
     store = open_store(url)
@@ -79,7 +79,7 @@ async def ask(url: str, work: Path) -> None:
     await asyncio.sleep(3600)  # killed here, waiting
 
 
-async def decide(decision: str, url: str, work: Path, session_id: str, call_id: str) -> None:
+async def decide(decision: str, url: str, work: Path, session_id: str, call_id: CallId) -> None:
     adapter = ScriptedAdapter(["Done." if decision == "approve" else "Understood, I left it."])
     async with open_store(url) as store:
         agent = _agent(await store.load(session_id), adapter, store, work)
@@ -99,4 +99,4 @@ if __name__ == "__main__":
     if mode == "ask":
         asyncio.run(ask(url, work))
     else:
-        asyncio.run(decide(mode, url, work, sys.argv[4], sys.argv[5]))
+        asyncio.run(decide(mode, url, work, sys.argv[4], CallId(sys.argv[5])))

@@ -60,7 +60,7 @@ class Workshop:
 def calls(*specs: tuple[str, str, dict[str, Any]]) -> Response:
     """A reply requesting ``(call id, tool name, arguments)`` calls, in order."""
     return reply(
-        tool_calls=[{"id": cid, "name": name, "arguments": args} for cid, name, args in specs]
+        tool_calls=[{"call_id": cid, "name": name, "arguments": args} for cid, name, args in specs]
     )
 
 

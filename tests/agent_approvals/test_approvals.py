@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from dsh_agent import AgentError, AgentLoop, ApprovalError, reconstruct_requests, tool
+from dsh_llm import CallId
 from dsh_llm._content import ToolCallBlock
 from dsh_llm.testing import ScriptedAdapter
 from dsh_session import (
@@ -41,7 +42,7 @@ async def test_the_normal_call_of_the_step_runs_once_and_the_approval_call_waits
     assert waiting.arguments == '{"path": "/etc"}' and (waiting.turn, waiting.step) == (1, 1)
     assert isinstance(agent.session.events[waiting.asked_seq], ApprovalAskedEvent)
 
-    await agent.approve("c-delete")
+    await agent.approve(CallId("c-delete"))
     await agent.when_idle()
 
     assert shop.runs == ["look:/tmp", "delete:/etc"]  # each exactly once
@@ -60,11 +61,11 @@ async def test_calls_after_a_waiting_one_wait_too_and_run_in_model_order() -> No
     assert shop.runs == []  # look comes after delete, which waits
     assert [p.call_id for p in agent.pending_approvals] == ["c-delete", "c-deploy"]
 
-    await agent.approve("c-deploy")  # decided, but delete still waits before it
+    await agent.approve(CallId("c-deploy"))  # decided, but delete still waits before it
     await agent.when_idle()
     assert shop.runs == [] and [p.call_id for p in agent.pending_approvals] == ["c-delete"]
 
-    await agent.deny("c-delete", "keep /etc")
+    await agent.deny(CallId("c-delete"), "keep /etc")
     await agent.when_idle()
     assert shop.runs == ["look:/tmp", "deploy:v2"]
     denied = results(agent.session.events)["c-delete"]
@@ -85,12 +86,12 @@ async def test_deciding_an_unknown_or_decided_call_is_refused_and_writes_nothing
     with pytest.raises(
         ApprovalError, match=r"no tool call 'nope' is waiting.*'c-delete'"
     ) as raised:
-        await agent.approve("nope")
+        await agent.approve(CallId("nope"))
     assert raised.value.call_id == "nope" and agent.session.seq == before
 
-    await agent.approve("c-delete")
+    await agent.approve(CallId("c-delete"))
     await agent.when_idle()
-    for decide in (agent.approve("c-delete"), agent.deny("c-delete", "late")):
+    for decide in (agent.approve(CallId("c-delete")), agent.deny(CallId("c-delete"), "late")):
         before = agent.session.seq
         with pytest.raises(ApprovalError, match=r"already decided \(allowed-once"):
             await decide
@@ -114,7 +115,7 @@ async def test_a_policy_asks_about_more_calls_but_never_waives_a_tool_s_own_requ
         ("c-look", "reads outside the workspace"),
         ("c-delete", None),  # the policy said False; the tool requires approval anyway
     ]
-    assert [call.id for call in seen] == ["c-look", "c-delete"]
+    assert [call.call_id for call in seen] == ["c-look", "c-delete"]
     assert shop.runs == []
 
 
@@ -141,7 +142,7 @@ async def test_input_sent_while_waiting_waits_for_the_turn_to_go_on() -> None:
     agent.followup(later)
     assert agent.status == "idle" and len(adapter.requests) == 1  # nothing started
 
-    await agent.approve("c-delete")
+    await agent.approve(CallId("c-delete"))
     await agent.when_idle()
     entered = [
         (event.data.id, turn)
@@ -192,7 +193,7 @@ async def test_a_new_loop_over_the_waiting_session_takes_over_the_decision() -> 
 
     second, adapter = shop.agent(["Done."], session=first.session)
     assert [p.call_id for p in second.pending_approvals] == ["c-delete"]
-    await second.approve("c-delete")
+    await second.approve(CallId("c-delete"))
     await second.when_idle()
     assert shop.runs == ["look:/tmp", "delete:/etc"]
     assert second.session.open_turn is None
@@ -221,13 +222,13 @@ async def test_an_approved_call_runs_at_once_while_a_later_one_still_waits() -> 
     agent, adapter = shop.agent([calls(DELETE, LOOK, DEPLOY), "Done."])
     agent.followup(prompt("go"))
     await agent.when_idle()
-    await agent.approve("c-delete")
+    await agent.approve(CallId("c-delete"))
     await agent.when_idle()
     assert shop.runs == ["delete:/etc", "look:/tmp"]  # up to the call that still waits
     assert [p.call_id for p in agent.pending_approvals] == ["c-deploy"]
     assert len(adapter.requests) == 1
 
-    await agent.approve("c-deploy")
+    await agent.approve(CallId("c-deploy"))
     await agent.when_idle()
     assert shop.runs == ["delete:/etc", "look:/tmp", "deploy:v2"]
     assert reconstruct_requests(agent.session.events) == adapter.requests
@@ -237,14 +238,14 @@ async def test_the_policy_is_asked_once_per_call() -> None:
     seen: list[str] = []
 
     def policy(call: ToolCallBlock) -> bool:
-        seen.append(call.id)
+        seen.append(call.call_id)
         return False
 
     shop = Workshop()
     agent, _ = shop.agent([calls(DELETE, LOOK), "Done."], approval=policy)
     agent.followup(prompt("go"))
     await agent.when_idle()
-    await agent.approve("c-delete")
+    await agent.approve(CallId("c-delete"))
     await agent.when_idle()
     assert shop.runs == ["delete:/etc", "look:/tmp"]
     assert seen == ["c-delete", "c-look"]  # look was not asked about again on resuming
@@ -272,7 +273,7 @@ async def test_a_decision_made_while_an_earlier_call_runs_is_taken_up_by_that_tu
     agent.followup(prompt("go"))
     await started.wait()
     assert [p.call_id for p in agent.pending_approvals] == ["c-delete"]  # asked up front
-    await agent.approve("c-delete")  # while slow_look still runs
+    await agent.approve(CallId("c-delete"))  # while slow_look still runs
     assert agent.status == "running" and shop.runs == []
     release.set()
     await agent.when_idle()

@@ -17,11 +17,11 @@ from .support import Workshop
 
 TOOLS = {tool.name: tool for tool in Workshop().tools}
 CALLS = [
-    ToolCallBlock(id="a", name="look", arguments='{"path":"x"}'),
-    ToolCallBlock(id="b", name="delete", arguments='{"path":"x"}'),
-    ToolCallBlock(id="c", name="nowhere", arguments="{}"),
-    ToolCallBlock(id="e", name="deploy", arguments='{"version":"1"}'),
-    ToolCallBlock(id="d", name="look", arguments="not json"),
+    ToolCallBlock(call_id="a", name="look", arguments='{"path":"x"}'),
+    ToolCallBlock(call_id="b", name="delete", arguments='{"path":"x"}'),
+    ToolCallBlock(call_id="c", name="nowhere", arguments="{}"),
+    ToolCallBlock(call_id="e", name="deploy", arguments='{"version":"1"}'),
+    ToolCallBlock(call_id="d", name="look", arguments="not json"),
 ]
 
 
@@ -38,7 +38,7 @@ POLICIES: list[ApprovalPolicy | None] = [
     None,
     ask_about(set()),
     ask_about({"look"}),
-    lambda call: call.id == "d",
+    lambda call: call.call_id == "d",
     lambda call: (_ for _ in ()).throw(RuntimeError("the policy failed")),
 ]
 MESSAGES: list[tuple[ToolCallBlock, ...]] = [
@@ -60,7 +60,7 @@ def admitted(policy: ApprovalPolicy | None, calls: Sequence[ToolCallBlock], fres
     seen: list[str] = []
 
     def recording(call: ToolCallBlock) -> bool | str:
-        seen.append(call.id)
+        seen.append(call.call_id)
         assert policy is not None
         return policy(call)
 
@@ -69,7 +69,7 @@ def admitted(policy: ApprovalPolicy | None, calls: Sequence[ToolCallBlock], fres
     written = [  # new ids and times aside
         event.model_dump(exclude={"time": True, "data": {"id"}}) for event in session.events[3:]
     ]
-    return [call.id for call in runnable], waiting, written, seen, gate.blocked
+    return [call.call_id for call in runnable], waiting, written, seen, gate.blocked
 
 
 @pytest.mark.parametrize("policy", POLICIES)

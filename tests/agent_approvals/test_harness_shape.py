@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dsh_agent import AgentLoop
+from dsh_llm import CallId
 from dsh_session import SessionEvent
 
 from .support import Workshop, calls, prompt
@@ -61,10 +62,10 @@ async def _decided_every_way(shop: Workshop) -> AgentLoop:
     )
     agent.followup(prompt("first"))
     await agent.when_idle()
-    await agent.approve("a1")
-    await agent.deny("a2", "not now")
+    await agent.approve(CallId("a1"))
+    await agent.deny(CallId("a2"), "not now")
     await agent.when_idle()
-    await agent.deny("b1")
+    await agent.deny(CallId("b1"))
     await agent.when_idle()
     agent.followup(prompt("second"))
     await agent.when_idle()

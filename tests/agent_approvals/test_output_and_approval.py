@@ -8,6 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from dsh_agent import run
+from dsh_llm import CallId
 from dsh_llm.testing import Response, reply
 from dsh_session import ToolResultEvent, TurnEndEvent
 
@@ -21,8 +22,8 @@ class Cleanup(BaseModel):
 def _script() -> list[Response]:
     both = reply(
         tool_calls=[
-            {"id": "out", "name": "final_result", "arguments": {"removed": "/tmp/x"}},
-            {"id": "rm", "name": "delete", "arguments": {"path": "/tmp/x"}},
+            {"call_id": "out", "name": "final_result", "arguments": {"removed": "/tmp/x"}},
+            {"call_id": "rm", "name": "delete", "arguments": {"path": "/tmp/x"}},
         ]
     )
     return [both, "a step that must not be requested"]
@@ -40,9 +41,9 @@ async def test_the_turn_ends_with_the_output_once_the_waiting_call_is_decided(
     assert result.output == Cleanup(removed="/tmp/x")
     assert [p.call_id for p in agent.pending_approvals] == ["rm"]
     if decision == "approve":
-        await agent.approve("rm")
+        await agent.approve(CallId("rm"))
     else:
-        await agent.deny("rm", "not today")
+        await agent.deny(CallId("rm"), "not today")
     await agent.when_idle()
 
     events = agent.session.events

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from dsh_agent import AgentLoop, Tool, reconstruct_requests, tool
+from dsh_llm import CallId
 from dsh_llm.testing import ScriptedAdapter
 from dsh_session import Session, ToolCallEvent, ToolResultEvent
 
@@ -67,7 +68,7 @@ async def test_admitted_safe_calls_share_a_pool_and_the_step_waits_at_the_undeci
     assert [p.call_id for p in agent.pending_approvals] == ["c3"]
     assert agent.session.open_turn == 1 and len(adapter.requests) == 1
 
-    await agent.approve("c3")
+    await agent.approve(CallId("c3"))
     await agent.when_idle()
 
     assert reader.runs[4:] == ["start:c", "start:d", "end:c", "end:d"]  # the rest, pooled
@@ -92,7 +93,7 @@ async def test_a_denied_call_is_answered_and_the_calls_after_it_still_run_in_a_p
     await agent.when_idle()
     assert reader.runs == []  # the first call waits, so nothing after it runs
 
-    await agent.deny("c1", "not that one")
+    await agent.deny(CallId("c1"), "not that one")
     await agent.when_idle()
 
     assert reader.runs == ["start:b", "start:c", "end:b", "end:c"]

@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 from dsh_agent import AgentLoop, reconstruct_requests, tool
+from dsh_llm import CallId
 from dsh_llm.testing import ScriptedAdapter
 from dsh_session import Session, SessionEvent, interrupted_turn_closers
 from dsh_session.stores._recovery import restore_session
@@ -36,7 +37,7 @@ async def test_a_turn_waiting_on_approval_is_left_open_by_repair() -> None:
     assert restored.open_turn == 1 and restored.open_step == 1
     again, adapter = shop.agent(["Done."], session=restored)
     assert [p.call_id for p in again.pending_approvals] == ["c-delete"]
-    await again.approve("c-delete")
+    await again.approve(CallId("c-delete"))
     await again.when_idle()
     assert shop.runs == ["look:/", "delete:/etc"]
     assert reconstruct_requests(restored.events)[-1] == adapter.requests[-1]
@@ -65,7 +66,7 @@ async def test_a_call_killed_while_running_gets_an_unknown_outcome_and_is_never_
     )
     agent.followup(prompt("go"))
     await agent.when_idle()
-    await agent.approve("c-delete")
+    await agent.approve(CallId("c-delete"))
     await started.wait()
     crashed = list(agent.session.events)  # what the disk holds when the process dies here
 
@@ -83,7 +84,7 @@ async def test_a_call_killed_while_running_gets_an_unknown_outcome_and_is_never_
         tools=tools,
     )
     assert [p.call_id for p in again.pending_approvals] == ["c-deploy"]
-    await again.approve("c-deploy")
+    await again.approve(CallId("c-deploy"))
     await again.when_idle()
     assert runs == ["/etc"]  # started once, in the process that died; never again
     assert shop.runs == ["deploy:v2"]

@@ -272,6 +272,6 @@ async def test_edit_to_empty_content_is_refused_before_any_fork(store: SessionSt
     q = await say(agent, "q")
     known = [h.id for h in await store.list_sessions()]
     with pytest.raises(Exception, match="content"):
-        await agent.edit(q.id, [{"type": "nonsense"}])  # type: ignore[list-item]
+        await agent.edit(q.id, [{"type": "nonsense"}])
     assert [h.id for h in await store.list_sessions()] == known
     await agent.aclose()

@@ -96,7 +96,7 @@ class ToolHeavyModel:
         block = last.content[0]
         assert isinstance(block, TextBlock)
         n = int(block.text.split()[-1])
-        call = {"id": f"call-{n}", "name": "read", "arguments": {"n": n}}
+        call = {"call_id": f"call-{n}", "name": "read", "arguments": {"n": n}}
         return self._reply(tokens, tool_calls=(call,))
 
     @staticmethod
@@ -127,7 +127,7 @@ def check_prunes(events: Sequence[SessionEvent]) -> int:
         assert price.data.shadowed_seqs == (original.seq,) == event.source_event_seqs
         new, old = event.data.message, original.data.message
         assert new.id == old.id
-        assert new.source.call_id == old.source.call_id == new.content[0].tool_call_id
+        assert new.source.call_id == old.source.call_id == new.content[0].call_id
         assert new.content[0].is_error == old.content[0].is_error
         count += 1
     return count
@@ -181,7 +181,7 @@ def check_pairs(messages: Sequence[Message]) -> None:
     for message in messages:
         for block in message.content:
             if isinstance(block, ToolCallBlock):
-                open_calls.add(block.id)
+                open_calls.add(block.call_id)
         if isinstance(message, ToolResultMessage):
             assert message.source.call_id in open_calls, "a result without its call"
             open_calls.remove(message.source.call_id)

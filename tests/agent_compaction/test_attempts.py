@@ -71,7 +71,7 @@ async def test_a_failing_summarizer_leaves_the_surface_untouched() -> None:
         raise RuntimeError("summarizer is down")
 
     session = Session.create()
-    agent = agent_with(session, summarizer=broken, retries=0)
+    agent = agent_with(session, summarizer=broken, extra_summaries=0)
     for n in range(1, 4):
         await ask(agent, n)
     before = session.surface.seqs
@@ -91,7 +91,7 @@ async def test_a_summary_that_does_not_shrink_its_source_is_rejected() -> None:
         return "every detail, again and again. " * 500
 
     session = Session.create()
-    agent = agent_with(session, summarizer=verbose, retries=0)
+    agent = agent_with(session, summarizer=verbose, extra_summaries=0)
     for n in range(1, 5):
         await ask(agent, n)
     (end,) = brackets(session)

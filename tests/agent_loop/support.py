@@ -62,7 +62,7 @@ def describe_event(event: SessionEvent) -> Entry:
             return ("tool/call", data.call_id)
         case "tool/result":
             error = data.error.code if data.error else None
-            return ("tool/result", data.message.content[0].tool_call_id, error)
+            return ("tool/result", data.message.content[0].call_id, error)
         case "request/header":
             return ("request/header", data.reason)
         case "agent/inbox/spliced":

@@ -168,9 +168,9 @@ async def test_cancel_mid_tool_drains_it_and_aborts_the_calls_not_yet_started(
 
     calls = reply(
         tool_calls=[
-            {"id": "c1", "name": "work"},
-            {"id": "c2", "name": "work"},
-            {"id": "c3", "name": "work"},
+            {"call_id": "c1", "name": "work"},
+            {"call_id": "c2", "name": "work"},
+            {"call_id": "c3", "name": "work"},
         ]
     )
     agent = make_agent(ScriptedAdapter([calls]), tools=[work])
@@ -216,7 +216,8 @@ async def test_a_tool_that_ignores_cancellation_commits_its_real_result(
         return "done anyway"
 
     agent = make_agent(
-        ScriptedAdapter([reply(tool_calls=[{"id": "c1", "name": "stubborn"}])]), tools=[stubborn]
+        ScriptedAdapter([reply(tool_calls=[{"call_id": "c1", "name": "stubborn"}])]),
+        tools=[stubborn],
     )
     agent.followup(fixed("m1", "go"))
     await started.wait()
@@ -346,7 +347,7 @@ async def test_cancelling_the_driver_task_from_outside_closes_the_turn_as_dispos
         return "stopped"
 
     agent = make_agent(
-        ScriptedAdapter([reply(tool_calls=[{"id": "c1", "name": "careful"}])]), tools=[careful]
+        ScriptedAdapter([reply(tool_calls=[{"call_id": "c1", "name": "careful"}])]), tools=[careful]
     )
     agent.followup(fixed("m1", "go"))
     await started.wait()

@@ -22,8 +22,8 @@ ONE_WORD_CHUNKS = 5
 def two_calls() -> Any:
     return reply(
         tool_calls=[
-            {"id": "c1", "name": "echo", "arguments": {"text": "a"}},
-            {"id": "c2", "name": "echo", "arguments": {"text": "b"}},
+            {"call_id": "c1", "name": "echo", "arguments": {"text": "a"}},
+            {"call_id": "c2", "name": "echo", "arguments": {"text": "b"}},
         ]
     )
 
@@ -136,7 +136,7 @@ async def test_c_steer_while_a_tool_runs_enters_the_next_step(make_agent: AgentF
         return "finished"
 
     agent = make_agent(
-        ScriptedAdapter([reply(tool_calls=[{"id": "c1", "name": "slow"}]), "ok"]), tools=[slow]
+        ScriptedAdapter([reply(tool_calls=[{"call_id": "c1", "name": "slow"}]), "ok"]), tools=[slow]
     )
     recorder = Recorder(agent)
     agent.followup(fixed("m1", "go"))
@@ -281,8 +281,8 @@ async def test_g_additional_context_enters_the_inbox_right_after_its_result(
 
     calls = reply(
         tool_calls=[
-            {"id": "c1", "name": "look"},
-            {"id": "c2", "name": "echo", "arguments": {"text": "x"}},
+            {"call_id": "c1", "name": "look"},
+            {"call_id": "c2", "name": "echo", "arguments": {"text": "x"}},
         ]
     )
     agent = make_agent(ScriptedAdapter([calls, "ok"]), tools=[look, echo])

@@ -115,7 +115,7 @@ async def test_max_tokens_is_sticky_for_the_rest_of_the_turn(make_agent: AgentFa
 async def test_tool_calls_of_a_truncated_answer_are_dropped(make_agent: AgentFactory) -> None:
     truncated = reply(
         text="let me add",
-        tool_calls=[{"id": "c1", "name": "add", "arguments": {"a": 1}}],
+        tool_calls=[{"call_id": "c1", "name": "add", "arguments": {"a": 1}}],
         finish=MaxTokensFinish(),
     )
     agent = make_agent(ScriptedAdapter([truncated]), tools=[add])
@@ -168,9 +168,9 @@ async def test_tool_problems_become_error_results_and_the_turn_goes_on(
 ) -> None:
     calls = reply(
         tool_calls=[
-            {"id": "c1", "name": "missing"},
-            {"id": "c2", "name": "add", "arguments": "{not json"},
-            {"id": "c3", "name": "add", "arguments": {"a": 2, "b": 3}},
+            {"call_id": "c1", "name": "missing"},
+            {"call_id": "c2", "name": "add", "arguments": "{not json"},
+            {"call_id": "c3", "name": "add", "arguments": {"a": 2, "b": 3}},
         ]
     )
     agent = make_agent(ScriptedAdapter([calls, "done"]), tools=[add])
@@ -191,7 +191,7 @@ async def test_arguments_nested_past_the_limit_are_an_error_result_that_is_store
     tmp_path: Path,
 ) -> None:
     deep = '{"a": ' * 100_000 + "1" + "}" * 100_000
-    calls = reply(tool_calls=[{"id": "c1", "name": "add", "arguments": deep}])
+    calls = reply(tool_calls=[{"call_id": "c1", "name": "add", "arguments": deep}])
     async with SqliteSessionStore(tmp_path / "deep.db") as store:
         agent = AgentLoop(
             session=Session.create(),
@@ -217,7 +217,11 @@ async def test_arguments_nested_past_the_limit_are_an_error_result_that_is_store
 
 async def test_every_request_is_reconstructable_from_the_log(make_agent: AgentFactory) -> None:
     adapter = ScriptedAdapter(
-        [reply(tool_calls=[{"id": "c1", "name": "add", "arguments": {"a": 1, "b": 2}}]), "3", "ok"]
+        [
+            reply(tool_calls=[{"call_id": "c1", "name": "add", "arguments": {"a": 1, "b": 2}}]),
+            "3",
+            "ok",
+        ]
     )
     agent = make_agent(adapter, tools=[add], system="math")
 
@@ -240,7 +244,7 @@ async def test_a_header_changed_by_another_writer_is_logged_again(
         agent.session.append("request/header", RequestHeaderData(header=foreign, reason="change"))
         return "meddled"
 
-    adapter = ScriptedAdapter([reply(tool_calls=[{"id": "c1", "name": "meddle"}]), "done"])
+    adapter = ScriptedAdapter([reply(tool_calls=[{"call_id": "c1", "name": "meddle"}]), "done"])
     agent = make_agent(adapter, tools=[meddle])
 
     agent.followup(fixed("m1", "hi"))
@@ -315,7 +319,7 @@ async def test_when_idle_inside_the_agents_own_turn_is_refused(make_agent: Agent
         return "unreachable"
 
     agent = make_agent(
-        ScriptedAdapter([reply(tool_calls=[{"id": "c1", "name": "wait_for_myself"}]), "ok"]),
+        ScriptedAdapter([reply(tool_calls=[{"call_id": "c1", "name": "wait_for_myself"}]), "ok"]),
         tools=[wait_for_myself],
     )
     agent.followup(fixed("m1", "hi"))
@@ -340,7 +344,7 @@ class RecordingStore(MemorySessionStore):
 async def test_the_loop_flushes_at_its_checkpoints(make_agent: AgentFactory) -> None:
     store = RecordingStore()
     adapter = ScriptedAdapter(
-        [reply(tool_calls=[{"id": "c1", "name": "add", "arguments": {"a": 1, "b": 1}}]), "2"]
+        [reply(tool_calls=[{"call_id": "c1", "name": "add", "arguments": {"a": 1, "b": 1}}]), "2"]
     )
     agent = make_agent(adapter, tools=[add], store=store)
 
@@ -426,8 +430,8 @@ async def test_a_failed_flush_before_a_tool_leaves_every_call_answered(
 
     calls = reply(
         tool_calls=[
-            {"id": "c1", "name": "record", "arguments": {"n": 1}},
-            {"id": "c2", "name": "record", "arguments": {"n": 2}},
+            {"call_id": "c1", "name": "record", "arguments": {"n": 1}},
+            {"call_id": "c2", "name": "record", "arguments": {"n": 2}},
         ]
     )
     adapter = ScriptedAdapter([calls, "retrying later"])
@@ -438,7 +442,7 @@ async def test_a_failed_flush_before_a_tool_leaves_every_call_answered(
 
     assert ran == []
     results = [e.data for e in agent.session.events if e.type == "tool/result"]
-    assert [(r.message.content[0].tool_call_id, r.error and r.error.code) for r in results] == [
+    assert [(r.message.content[0].call_id, r.error and r.error.code) for r in results] == [
         ("c1", "TOOL_NOT_STARTED"),
         ("c2", "TOOL_NOT_STARTED"),
     ]

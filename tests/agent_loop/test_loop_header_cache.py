@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from dsh_agent import tool
-from dsh_agent._engine.request_header import HEADER_CACHE_SIZE, _build_header, _headers, loop_header
+from dsh_agent._engine.run_header import HEADER_CACHE_SIZE, _build_header, _headers, loop_header
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent.tools import Tool
 

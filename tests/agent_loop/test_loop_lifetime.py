@@ -43,7 +43,7 @@ async def test_a_dropped_idle_loop_and_its_session_are_freed_without_the_collect
     with_tool: bool,
 ) -> None:
     session = Session.create()
-    call = reply(tool_calls=[{"id": "c1", "name": "echo", "arguments": '{"text":"x"}'}])
+    call = reply(tool_calls=[{"call_id": "c1", "name": "echo", "arguments": '{"text":"x"}'}])
     agent = AgentLoop(
         session=session,
         adapter=ScriptedAdapter([call, "done"] if with_tool else ["done"]),

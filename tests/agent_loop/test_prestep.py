@@ -193,7 +193,7 @@ async def test_entering_nothing_after_a_tool_step_still_continues(
         """Answer pong."""
         return "pong"
 
-    adapter = ScriptedAdapter([reply(tool_calls=[{"id": "c1", "name": "ping"}]), "done"])
+    adapter = ScriptedAdapter([reply(tool_calls=[{"call_id": "c1", "name": "ping"}]), "done"])
     agent = make_agent(adapter, tools=[ping])
 
     async def enter_nothing_later(step: PreStep, call_next: CallNext) -> Enter | Reject:

@@ -20,7 +20,7 @@ async def test_run_reports_the_final_answer_and_the_events_of_the_interval(
         """Look up the weather."""
         return f"sunny in {city}"
 
-    calls = reply(tool_calls=[{"id": "c1", "name": "lookup", "arguments": {"city": "Oslo"}}])
+    calls = reply(tool_calls=[{"call_id": "c1", "name": "lookup", "arguments": {"city": "Oslo"}}])
     agent = make_agent(ScriptedAdapter([calls, "It is sunny."]), tools=[lookup])
     question = fixed("q1", "weather in Oslo?")
 

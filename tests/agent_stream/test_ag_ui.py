@@ -78,7 +78,7 @@ def _assert_matches(rendered: Rendered, stored: Session) -> None:
         if isinstance(message, ToolResultMessage):
             block = message.content[0]
             assert shown["role"] == "tool"
-            assert shown["toolCallId"] == block.tool_call_id
+            assert shown["toolCallId"] == block.call_id
             assert shown["content"] == "".join(
                 b.text for b in block.content if isinstance(b, TextBlock)
             )
@@ -93,7 +93,7 @@ def _assert_matches(rendered: Rendered, stored: Session) -> None:
             assert shown["content"] == "".join(b.text for b in blocks if isinstance(b, TextBlock))
             calls = [b for b in blocks if isinstance(b, ToolCallBlock)]
             assert shown.get("toolCalls", []) == [
-                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls
+                {"id": c.call_id, "name": c.name, "arguments": c.arguments} for c in calls
             ]
             reasoning = "".join(b.text for b in blocks if isinstance(b, ReasoningBlock))
             if reasoning:
@@ -114,7 +114,7 @@ async def test_a_rendered_conversation_matches_the_reloaded_session_by_id(
         reply(
             reasoning="The user wants weather.",
             text="Let me check.",
-            tool_calls=[{"id": "c1", "name": "weather", "arguments": {"city": "Oslo"}}],
+            tool_calls=[{"call_id": "c1", "name": "weather", "arguments": {"city": "Oslo"}}],
         ),
         "It is sunny in Oslo.",
         "You are welcome.",

@@ -1,5 +1,5 @@
 """run_sync and SyncAgent.run take exactly what async run() takes: settings, a typed
-output_type, output_retries, raise_on_error; failures reach the sync caller."""
+output_type, output_corrections, raise_on_error; failures reach the sync caller."""
 
 from __future__ import annotations
 
@@ -60,12 +60,12 @@ def test_run_sync_validates_a_typed_output_with_the_runs_settings() -> None:
     assert [t.name for t in request.tools or ()] == ["final_result"]
 
 
-def test_run_sync_gives_up_after_output_retries() -> None:
+def test_run_sync_gives_up_after_output_corrections() -> None:
     bad = forecast_call({"city": "Oslo", "celsius": "cold"})
     adapter = ScriptedAdapter([bad, bad])
 
     with pytest.raises(OutputValidationError):
-        run_sync(make_agent(adapter), ask("Weather?"), output_type=Forecast, output_retries=1)
+        run_sync(make_agent(adapter), ask("Weather?"), output_type=Forecast, output_corrections=1)
     assert len(adapter.requests) == 2
 
 

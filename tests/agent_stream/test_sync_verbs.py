@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dsh_agent import AgentLoop, tool
 from dsh_agent.streaming._sync import SyncAgent
-from dsh_llm import TextBlock, UserMessage, create_user_message
+from dsh_llm import CallId, TextBlock, UserMessage, create_user_message
 from dsh_llm._messages import ToolResultMessage
 from dsh_llm.testing import Response, ScriptedAdapter, reply
 from dsh_session import Session
@@ -96,8 +96,8 @@ def test_edit_returns_the_branch_as_a_sync_agent_on_the_same_loop(tmp_path: Path
 
 
 def test_approve_and_deny_drive_the_waiting_turn_on(tmp_path: Path) -> None:
-    calls = [{"id": "a", "name": "delete", "arguments": {"path": "/a"}}]
-    deny_next = [{"id": "b", "name": "delete", "arguments": {"path": "/b"}}]
+    calls = [{"call_id": "a", "name": "delete", "arguments": {"path": "/a"}}]
+    deny_next = [{"call_id": "b", "name": "delete", "arguments": {"path": "/b"}}]
     over = Over(
         tmp_path,
         [reply(tool_calls=calls), "deleted a", reply(tool_calls=deny_next), "kept b"],
@@ -106,11 +106,11 @@ def test_approve_and_deny_drive_the_waiting_turn_on(tmp_path: Path) -> None:
         waiting = chat.run(ask("delete /a"))
         assert waiting.finish_reason is None
         assert [p.call_id for p in chat.pending_approvals] == ["a"]
-        approved = chat.approve("a")
+        approved = chat.approve(CallId("a"))
         assert (approved.final_response, approved.finish_reason) == ("deleted a", "completed")
 
         chat.run(ask("delete /b"))
-        denied = chat.deny("b", "keep it")
+        denied = chat.deny(CallId("b"), "keep it")
         assert denied.final_response == "kept b" and chat.pending_approvals == ()
         session_id = chat.agent.id
     stored = over.stored(session_id)

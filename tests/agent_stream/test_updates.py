@@ -55,7 +55,7 @@ def _tool_turn() -> AgentLoop:
     calls = reply(
         text="Let me look.",
         reasoning="need weather",
-        tool_calls=[{"id": "c1", "name": "lookup", "arguments": {"city": "Oslo"}}],
+        tool_calls=[{"call_id": "c1", "name": "lookup", "arguments": {"city": "Oslo"}}],
     )
     return _agent(calls, "It is sunny in Oslo.")
 
@@ -327,8 +327,8 @@ async def test_a_stream_joining_a_running_turn_names_each_calls_parent() -> None
 
     calls = reply(
         tool_calls=[
-            {"id": "c1", "name": "slow", "arguments": {"n": 1}},
-            {"id": "c2", "name": "slow", "arguments": {"n": 2}},
+            {"call_id": "c1", "name": "slow", "arguments": {"n": 1}},
+            {"call_id": "c2", "name": "slow", "arguments": {"n": 2}},
         ]
     )
     agent = AgentLoop(

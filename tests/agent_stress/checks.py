@@ -43,7 +43,7 @@ def check_enclosure(events: Sequence[SessionEvent]) -> None:
             step = None
             started.clear()
         elif isinstance(event, AssistantMessageEvent):
-            calls = [b.id for b in event.data.message.content if isinstance(b, ToolCallBlock)]
+            calls = [b.call_id for b in event.data.message.content if isinstance(b, ToolCallBlock)]
             assert not (calls and event.data.interrupted), f"interrupted {event.seq} has calls"
             awaiting.update(calls)
         elif isinstance(event, ToolCallEvent):
@@ -63,7 +63,7 @@ def check_requests_are_valid_for_a_provider(requests: Sequence[GenerateRequest])
         for message in request.messages:
             if isinstance(message, AssistantMessage):
                 assert not awaiting, f"request {number}: calls {awaiting} unanswered"
-                awaiting = {b.id for b in message.content if isinstance(b, ToolCallBlock)}
+                awaiting = {b.call_id for b in message.content if isinstance(b, ToolCallBlock)}
             elif isinstance(message, ToolResultMessage):
                 awaiting.discard(message.source.call_id)
             else:

@@ -51,7 +51,9 @@ def loop(tools: list[Tool[Weather]], deps: Weather | None) -> AgentLoop:
         adapter=ScriptedAdapter(
             [
                 reply(
-                    tool_calls=[{"id": "c1", "name": "temperature", "arguments": {"city": "Oslo"}}]
+                    tool_calls=[
+                        {"call_id": "c1", "name": "temperature", "arguments": {"city": "Oslo"}}
+                    ]
                 ),
                 "ok",
             ]

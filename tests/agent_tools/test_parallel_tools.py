@@ -18,7 +18,7 @@ def ask(text: str) -> UserMessage:
 
 
 def calls_to(*names: str) -> object:
-    return reply(tool_calls=[{"id": f"c{i}", "name": name} for i, name in enumerate(names, 1)])
+    return reply(tool_calls=[{"call_id": f"c{i}", "name": name} for i, name in enumerate(names, 1)])
 
 
 def make_agent(tools: Iterable[Tool], *names: str) -> AgentLoop:
@@ -39,7 +39,7 @@ def tool_timeline(session: Session) -> list[tuple[str, str]]:
             timeline.append(("call", event.data.call_id))
         elif event.type == "tool/result":
             result = event.data.message.content[0]
-            timeline.append(("result", result.tool_call_id))
+            timeline.append(("result", result.call_id))
     return timeline
 
 
@@ -50,7 +50,7 @@ def result_texts(session: Session) -> dict[str, str]:
             block = event.data.message.content[0]
             inner = block.content[0]
             assert isinstance(inner, TextBlock)
-            texts[block.tool_call_id] = inner.text
+            texts[block.call_id] = inner.text
     return texts
 
 

@@ -109,12 +109,12 @@ class Log:
             {
                 "turn": self.turn,
                 "step": self.step,
-                "callId": call.id,
+                "callId": call.call_id,
                 "name": call.name,
                 "arguments": call.arguments,
             },
         )
-        result = create_tool_result_message(call_id=call.id, content=text)
+        result = create_tool_result_message(call_id=call.call_id, content=text)
         self.append(
             "tool/result",
             {"turn": self.turn, "step": self.step, "message": result},
@@ -139,7 +139,7 @@ def tool_turn(log: Log) -> tuple[Any, ...]:
     log.start_turn()
     log.start_step(question)
     log.header()
-    call = ToolCallBlock(id="call-1", name="lookup", arguments='{"word": "dsh"}')
+    call = ToolCallBlock(call_id="call-1", name="lookup", arguments='{"word": "dsh"}')
     seqs = log.chunks(
         TextDeltaChunk(index=0, text="Let me look."), FinishChunk(reason=ToolCallsFinish())
     )
@@ -333,7 +333,7 @@ def test_a_rewritten_tool_result_replaces_the_original_in_later_requests() -> No
     log = Log()
     question, asking, result, answer = tool_turn(log)
     result_seq = surface_seqs(log)[2]
-    block = ToolResultBlock(tool_call_id="call-1", content=(TextBlock(text="[pruned]"),))
+    block = ToolResultBlock(call_id="call-1", content=(TextBlock(text="[pruned]"),))
     rewritten = replace_content(result, [block])
     log.append(
         "tool/result",
@@ -577,7 +577,7 @@ def test_deltas_rebuild_every_id_list_through_rewrites_and_summaries() -> None:
     log = Log()
     result = tool_turn(log)[2]
     result_seq = surface_seqs(log)[2]
-    block = ToolResultBlock(tool_call_id="call-1", content=(TextBlock(text="[pruned]"),))
+    block = ToolResultBlock(call_id="call-1", content=(TextBlock(text="[pruned]"),))
     log.append(
         "tool/result",
         {"turn": 1, "step": 1, "message": replace_content(result, [block])},

@@ -28,7 +28,7 @@ def ask(text: str) -> UserMessage:
 
 
 def answer(arguments: dict[str, Any], call_id: str = "c1") -> Reply:
-    return reply(tool_calls=[{"id": call_id, "name": "final_result", "arguments": arguments}])
+    return reply(tool_calls=[{"call_id": call_id, "name": "final_result", "arguments": arguments}])
 
 
 def make_agent(adapter: ScriptedAdapter) -> AgentLoop:
@@ -93,7 +93,7 @@ async def test_retries_are_bounded_then_the_run_fails_clearly() -> None:
     adapter = ScriptedAdapter(bad)
     agent = make_agent(adapter)
     with pytest.raises(OutputValidationError, match="no valid City after 2 attempts") as raised:
-        await run(agent, ask("Largest French city?"), output_type=City, output_retries=1)
+        await run(agent, ask("Largest French city?"), output_type=City, output_corrections=1)
 
     assert len(adapter.requests) == 2
     assert len(raised.value.problems) == 2

@@ -27,7 +27,7 @@ async def run(selected: Tool, arguments: str, deps: object = None) -> str:
         cancelled=asyncio.Event(),
         deps=deps,
     )
-    block = ToolCallBlock(id="call-1", name=selected.name, arguments=arguments)
+    block = ToolCallBlock(call_id="call-1", name=selected.name, arguments=arguments)
     outcome: ToolCallOutcome = await execute_tool_call({selected.name: selected}, block, context)
     texts = [b.text for b in outcome.content if isinstance(b, TextBlock)]
     return "\n".join(texts)

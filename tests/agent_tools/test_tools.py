@@ -28,7 +28,7 @@ from dsh_session import ToolErrorInfo, ToolResultData
 
 
 def call(name: str, arguments: str, call_id: str = "call-1") -> ToolCallBlock:
-    return ToolCallBlock(id=call_id, name=name, arguments=arguments)
+    return ToolCallBlock(call_id=call_id, name=name, arguments=arguments)
 
 
 def context(call_id: str = "call-1", *, cancelled: bool = False) -> ToolContext:

@@ -108,7 +108,7 @@ async def _store_a_crashed_session(database: Path) -> str:
     append("turn/start", {"turn": 2})
     append("step/start", {"turn": 2, "step": 1})
     append("user/message", create_user_message(content="look it up", source={"kind": "user"}))
-    call = ToolCallBlock(id="call-7", name="lookup", arguments="{}")
+    call = ToolCallBlock(call_id="call-7", name="lookup", arguments="{}")
     asking = create_assistant_message(content=[call], source=model)
     append("assistant/message", {"turn": 2, "step": 1, "message": asking})
     append(

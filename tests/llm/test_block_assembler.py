@@ -118,7 +118,7 @@ def test_delta_only_stream_still_assembles() -> None:
 
     assert message.content == (
         TextBlock(text="Hello"),
-        ToolCallBlock(id="c1", name="add", arguments='{"a": 1}'),
+        ToolCallBlock(call_id="c1", name="add", arguments='{"a": 1}'),
     )
 
 
@@ -152,7 +152,7 @@ def test_open_tool_call_falls_back_to_a_call_id_from_its_index_and_an_empty_name
         ]
     )
 
-    assert message.content == (ToolCallBlock(id="call-3", name="", arguments=""),)
+    assert message.content == (ToolCallBlock(call_id="call-3", name="", arguments=""),)
 
 
 def test_tool_call_id_last_one_wins_and_name_is_kept_once_known() -> None:
@@ -164,7 +164,7 @@ def test_tool_call_id_last_one_wins_and_name_is_kept_once_known() -> None:
         ]
     )
 
-    assert message.content == (ToolCallBlock(id="real", name="f", arguments="{}"),)
+    assert message.content == (ToolCallBlock(call_id="real", name="f", arguments="{}"),)
 
 
 def test_open_block_of_a_type_that_cannot_be_built_from_deltas_is_an_error() -> None:

@@ -78,7 +78,7 @@ def test_tool_result_creation_couples_block_and_source() -> None:
     assert message.role == "user"
     assert message.source.call_id == "call-7"
     assert message.content == (
-        ToolResultBlock(tool_call_id="call-7", content=(TextBlock(text="42"),), is_error=True),
+        ToolResultBlock(call_id="call-7", content=(TextBlock(text="42"),), is_error=True),
     )
 
 
@@ -150,7 +150,7 @@ def test_import_accepts_attribute_names_as_well_as_wire_names() -> None:
         {
             "id": "t1",
             "role": "user",
-            "content": [{"type": "tool-result", "tool_call_id": "c1", "content": []}],
+            "content": [{"type": "tool-result", "call_id": "c1", "content": []}],
             "source": {"kind": "tool", "call_id": "c1"},
         }
     )
@@ -214,7 +214,7 @@ def test_messages_are_hashable_and_compare_by_value() -> None:
     assert first == second
     assert hash(first) == hash(second)
     assert len({first, second}) == 1
-    assert first.content[0] == ToolCallBlock(id="c1", name="f", arguments="{}")
+    assert first.content[0] == ToolCallBlock(call_id="c1", name="f", arguments="{}")
 
 
 # --- typos are refused, naming what is wrong ----------------------------------------------

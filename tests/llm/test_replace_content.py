@@ -36,7 +36,7 @@ def test_keeps_the_message_type() -> None:
 
 def test_tool_result_rewrite_for_the_same_call_is_accepted() -> None:
     result = create_tool_result_message(call_id="c1", content="x" * 1000)
-    elided = ToolResultBlock(tool_call_id="c1", content=(TextBlock(text="[elided]"),))
+    elided = ToolResultBlock(call_id="c1", content=(TextBlock(text="[elided]"),))
 
     rewritten = replace_content(result, [elided])
 
@@ -47,7 +47,7 @@ def test_tool_result_rewrite_for_the_same_call_is_accepted() -> None:
 
 def test_tool_result_rewrite_naming_another_call_is_rejected() -> None:
     result = create_tool_result_message(call_id="c1", content="x")
-    other = ToolResultBlock(tool_call_id="c2", content=())
+    other = ToolResultBlock(call_id="c2", content=())
 
     with pytest.raises(ValidationError, match="'c2'"):
         replace_content(result, [other])
@@ -68,7 +68,7 @@ def test_a_string_rewrites_a_tool_results_inner_content_and_keeps_its_block() ->
 
     assert (pruned.id, pruned.source, type(pruned)) == (result.id, result.source, type(result))
     (block,) = pruned.content
-    assert (block.tool_call_id, block.is_error) == ("c1", True)
+    assert (block.call_id, block.is_error) == ("c1", True)
     assert block.content == (TextBlock(text="short"),)
 
 

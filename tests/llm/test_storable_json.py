@@ -43,7 +43,7 @@ def nested_list(depth: int) -> Any:
 def nested_tool_results(levels: int) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "text", "text": "x"}
     for _ in range(levels):
-        block = {"type": "tool-result", "tool_call_id": "c1", "content": [block]}
+        block = {"type": "tool-result", "call_id": "c1", "content": [block]}
     return block
 
 

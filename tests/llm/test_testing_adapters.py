@@ -63,7 +63,7 @@ async def test_reply_with_reasoning_text_and_tool_calls_assembles_in_that_order(
                 text="calling",
                 tool_calls=[
                     {"name": "add", "arguments": {"a": 1, "b": 2}},
-                    ToolCallBlock(id="given", name="echo", arguments='{"s": "x"}'),
+                    ToolCallBlock(call_id="given", name="echo", arguments='{"s": "x"}'),
                 ],
                 usage=TokenUsage(input_tokens=10, output_tokens=5),
                 replay_state={"sig": "abc"},
@@ -78,8 +78,8 @@ async def test_reply_with_reasoning_text_and_tool_calls_assembles_in_that_order(
     assert message.content == (
         ReasoningBlock(text="need a tool"),
         TextBlock(text="calling"),
-        ToolCallBlock(id="call-1", name="add", arguments=json.dumps({"a": 1, "b": 2})),
-        ToolCallBlock(id="given", name="echo", arguments='{"s": "x"}'),
+        ToolCallBlock(call_id="call-1", name="add", arguments=json.dumps({"a": 1, "b": 2})),
+        ToolCallBlock(call_id="given", name="echo", arguments='{"s": "x"}'),
     )
     assert assembler.finish == ToolCallsFinish()
     assert assembler.usage == TokenUsage(input_tokens=10, output_tokens=5)
@@ -93,7 +93,7 @@ async def test_generated_call_ids_stay_unique_across_responses() -> None:
     ids = []
     for _ in range(2):
         chunks = await _collect(adapter, _request())
-        ids += [c.block.id for c in chunks if isinstance(c, BlockEndChunk)]  # type: ignore[union-attr]
+        ids += [c.block.call_id for c in chunks if isinstance(c, BlockEndChunk)]  # type: ignore[union-attr]
 
     assert ids == ["call-1", "call-2", "call-3"]
 

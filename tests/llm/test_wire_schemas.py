@@ -78,7 +78,7 @@ _CHUNKS: dict[str, StreamChunk] = {
     "block-start": BlockStartChunk(index=0, block_type="text"),
     "text-delta": TextDeltaChunk(index=0, text="he"),
     "reasoning-delta": ReasoningDeltaChunk(index=1, text="hm"),
-    "tool-call-delta": ToolCallDeltaChunk(index=2, id="c1", name="f", arguments_delta="{"),
+    "tool-call-delta": ToolCallDeltaChunk(index=2, call_id="c1", name="f", arguments_delta="{"),
     "block-end": BlockEndChunk(index=0, block=TextBlock(text="hello")),
     "usage": UsageChunk(usage=TokenUsage(input_tokens=3, output_tokens=4, cache_read_tokens=1)),
     "finish-stop": FinishChunk(reason=StopFinish(), replay_state={"k": "v"}),

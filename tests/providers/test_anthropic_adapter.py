@@ -122,14 +122,16 @@ async def test_thinking_text_and_parallel_tool_use(stub: StubServer) -> None:
         BlockStartChunk(index=1, block_type="reasoning"),
         BlockEndChunk(index=1, block=ReasoningBlock(text="")),
     ]
-    assert ToolCallDeltaChunk(index=3, id="toolu_a", name="weather", arguments_delta="") in chunks
+    assert (
+        ToolCallDeltaChunk(index=3, call_id="toolu_a", name="weather", arguments_delta="") in chunks
+    )
     ends = [item.block for item in chunks if isinstance(item, BlockEndChunk)]
     assert ends == [
         ReasoningBlock(text="Two cities, two calls."),
         ReasoningBlock(text=""),
         TextBlock(text="Checking both."),
-        ToolCallBlock(id="toolu_a", name="weather", arguments='{"city": "Paris"}'),
-        ToolCallBlock(id="toolu_b", name="weather", arguments='{"city": "Rome"}'),
+        ToolCallBlock(call_id="toolu_a", name="weather", arguments='{"city": "Paris"}'),
+        ToolCallBlock(call_id="toolu_b", name="weather", arguments='{"city": "Rome"}'),
     ]
     assert chunks[-2:] == [
         UsageChunk(
@@ -275,7 +277,7 @@ async def test_thinking_of_another_model_is_not_replayed(
         content=[
             ReasoningBlock(text="Two cities, two calls."),
             ReasoningBlock(text=""),
-            ToolCallBlock(id="toolu_a", name="weather", arguments='{"city": "Paris"}'),
+            ToolCallBlock(call_id="toolu_a", name="weather", arguments='{"city": "Paris"}'),
         ],
         source={"provider": provider, "model": model, "replayState": REPLAY},
     )
@@ -301,7 +303,7 @@ async def test_tool_arguments_that_are_not_a_json_object_are_sent_as_empty_input
 ) -> None:
     stub.script(sse_reply(text_reply("ok")))
     answer = create_assistant_message(
-        content=[ToolCallBlock(id="call_1", name="weather", arguments=arguments)],
+        content=[ToolCallBlock(call_id="call_1", name="weather", arguments=arguments)],
         source={"provider": "deepseek", "model": "deepseek-chat"},
     )
     result = create_tool_result_message(

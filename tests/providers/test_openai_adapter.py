@@ -211,14 +211,16 @@ async def test_deepseek_reasoning_and_parallel_tool_calls(stub: StubServer) -> N
         ReasoningDeltaChunk(index=0, text="two calls."),
     ]
     assert (
-        ToolCallDeltaChunk(index=2, id="call_b", name="weather", arguments_delta='ty": "Rome"}')
+        ToolCallDeltaChunk(
+            index=2, call_id="call_b", name="weather", arguments_delta='ty": "Rome"}'
+        )
         in chunks
     )
     ends = [item.block for item in chunks if isinstance(item, BlockEndChunk)]
     assert ends == [
         ReasoningBlock(text="Two cities, two calls."),
-        ToolCallBlock(id="call_a", name="weather", arguments='{"city": "Paris"}'),
-        ToolCallBlock(id="call_b", name="weather", arguments='{"city": "Rome"}'),
+        ToolCallBlock(call_id="call_a", name="weather", arguments='{"city": "Paris"}'),
+        ToolCallBlock(call_id="call_b", name="weather", arguments='{"city": "Rome"}'),
     ]
     assert chunks[-2:] == [
         UsageChunk(
@@ -251,7 +253,7 @@ async def test_reasoning_without_tool_calls_needs_no_replay_state(stub: StubServ
 
 def tool_call_history(*, provider: str, model: str) -> tuple[Message, ...]:
     """A user question, a DeepSeek thinking-mode tool call, and its result."""
-    call = ToolCallBlock(id="call_a", name="weather", arguments='{"city": "Paris"}')
+    call = ToolCallBlock(call_id="call_a", name="weather", arguments='{"city": "Paris"}')
     assistant = create_assistant_message(
         content=[ReasoningBlock(text="Need the weather."), call],
         source={

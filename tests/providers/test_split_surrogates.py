@@ -166,7 +166,7 @@ async def test_openai_call_id_and_name_with_lone_surrogates_are_replaced(
 
     assert_storable(chunks)
     [end] = [chunk for chunk in chunks if isinstance(chunk, BlockEndChunk)]
-    assert end.block == ToolCallBlock(id="call_\ufffd", name="f\ufffd", arguments="{}")
+    assert end.block == ToolCallBlock(call_id="call_\ufffd", name="f\ufffd", arguments="{}")
 
 
 async def test_anthropic_signature_with_a_lone_surrogate_is_replaced(stub: StubServer) -> None:

@@ -93,7 +93,7 @@ async def test_a_tool_call_streams_as_argument_deltas(adapter: OpenAIChatAdapter
     assert "".join(delta.arguments_delta for delta in deltas) == '{"a": 2, "b": 3}'
     (end,) = [chunk.block for chunk in chunks if isinstance(chunk, BlockEndChunk)]
     assert isinstance(end, ToolCallBlock)
-    assert (end.name, end.arguments, end.id) == ("add", '{"a": 2, "b": 3}', deltas[0].id)
+    assert (end.name, end.arguments, end.call_id) == ("add", '{"a": 2, "b": 3}', deltas[0].call_id)
     assert _finish(chunks).reason == ToolCallsFinish()
 
 

@@ -26,7 +26,7 @@ def user(text: str = "hello") -> UserMessage:
 
 def assistant(text: str | None = None, *, calls: tuple[str, ...] = ()) -> AssistantMessage:
     blocks: list[TextBlock | ToolCallBlock] = [TextBlock(text=text)] if text else []
-    blocks += [ToolCallBlock(id=call, name="lookup", arguments="{}") for call in calls]
+    blocks += [ToolCallBlock(call_id=call, name="lookup", arguments="{}") for call in calls]
     return create_assistant_message(content=blocks, source=MODEL)
 
 

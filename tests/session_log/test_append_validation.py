@@ -53,7 +53,7 @@ def rewrite(scene: Scene, **changes: object) -> dict[str, object]:
     block = original.content[0]
     message = replace_content(
         original,
-        [ToolResultBlock(tool_call_id=block.tool_call_id, content=(TextBlock(text="[pruned]"),))],
+        [ToolResultBlock(call_id=block.call_id, content=(TextBlock(text="[pruned]"),))],
     )
     return {"turn": 1, "step": 1, "message": message, **changes}
 

@@ -145,11 +145,7 @@ def test_a_content_rewrite_keeps_the_tool_result_id_and_call_id() -> None:
     original = done.result.data.message
     pruned = replace_content(
         original,
-        [
-            ToolResultBlock(
-                tool_call_id=original.source.call_id, content=(TextBlock(text="[pruned]"),)
-            )
-        ],
+        [ToolResultBlock(call_id=original.source.call_id, content=(TextBlock(text="[pruned]"),))],
     )
     rewrite = session.append(
         "tool/result",
@@ -171,7 +167,7 @@ def test_a_content_rewrite_may_come_between_turns() -> None:
     assert session.open_turn is None
     original = done.result.data.message
     pruned = replace_content(
-        original, [ToolResultBlock(tool_call_id=original.source.call_id, content=())]
+        original, [ToolResultBlock(call_id=original.source.call_id, content=())]
     )
     session.append(
         "tool/result",

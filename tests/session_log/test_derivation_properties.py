@@ -62,7 +62,7 @@ def call_result_positions(session: Session, nodes: list[int]) -> list[tuple[int,
         if isinstance(event, AssistantMessageEvent):
             for block in event.data.message.content:
                 if isinstance(block, ToolCallBlock):
-                    calls[block.id] = position
+                    calls[block.call_id] = position
         elif isinstance(event, ToolResultEvent):
             pairs.append((calls[event.data.message.source.call_id], position))
     return pairs
@@ -109,7 +109,7 @@ def apply(session: Session, operation: Operation) -> None:
                 message,
                 [
                     ToolResultBlock(
-                        tool_call_id=message.source.call_id,
+                        call_id=message.source.call_id,
                         content=(TextBlock(text=f"pruned {a}"),),
                     )
                 ],

@@ -35,7 +35,7 @@ def request_tools(session: Session, turn: int, step: int, call_ids: list[str]) -
         {"turn": turn, "step": step, "chunk": {"type": "text-delta", "index": 0, "text": "ok"}},
     )
     blocks = [TextBlock(text="ok")] + [
-        ToolCallBlock(id=call_id, name="lookup", arguments='{"q": 1}') for call_id in call_ids
+        ToolCallBlock(call_id=call_id, name="lookup", arguments='{"q": 1}') for call_id in call_ids
     ]
     session.append(
         "assistant/message",

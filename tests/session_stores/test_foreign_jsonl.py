@@ -194,7 +194,7 @@ async def test_a_log_written_by_another_program_loads_with_its_ids(tmp_path: Pat
     ]
     result = session.derive_messages()[2]
     assert isinstance(result, ToolResultMessage)
-    assert result.content[0].tool_call_id == "call_1"
+    assert result.content[0].call_id == "call_1"
     assert session.header.model_extra == {"origin": "subagent", "delegationDepth": 1}
     assert session.request_header is not None
     assert session.request_header.config.max_tokens == 1024

@@ -59,7 +59,7 @@ async def test_load_closes_the_interrupted_turn_like_the_reference(
     assert outcome_unknown.source_event_seqs == (call_seq,)
     assert outcome_unknown.data.message.content == (
         ToolResultBlock(
-            tool_call_id=started, content=(TextBlock(text=OUTCOME_UNKNOWN_TEXT),), is_error=True
+            call_id=started, content=(TextBlock(text=OUTCOME_UNKNOWN_TEXT),), is_error=True
         ),
     )
     assert not_started.data.message.id == f"interrupted-tool-result-{unstarted}-{crashed.seq + 1}"

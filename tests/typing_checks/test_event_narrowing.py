@@ -50,7 +50,7 @@ def a_tool_turn() -> Session:
         "user/message", create_user_message(content="hi", source={"kind": "user"})
     )
     assert_type(user, UserMessageEvent)
-    call = ToolCallBlock(id="c1", name="echo", arguments="{}")
+    call = ToolCallBlock(call_id="c1", name="echo", arguments="{}")
     asked = session.append(
         "assistant/message",
         AssistantMessageData(
@@ -69,7 +69,7 @@ def a_tool_turn() -> Session:
     result = session.append(
         "tool/result",
         ToolResultData(
-            turn=1, step=1, message=create_tool_result_message(call_id=call.id, content="ok")
+            turn=1, step=1, message=create_tool_result_message(call_id=call.call_id, content="ok")
         ),
         source_event_seqs=(logged.seq,),
     )
@@ -90,7 +90,7 @@ def tool_reads(events: list[LogEvent]) -> tuple[list[str], list[str]]:
         assert_type(event, LogEvent)
         if event.type == "tool/result":
             assert_type(event, ToolResultEvent)
-            answered.append(event.data.message.content[0].tool_call_id)
+            answered.append(event.data.message.content[0].call_id)
         elif event.type == "tool/call":
             assert_type(event, ToolCallEvent)
             names.append(event.data.name)
@@ -116,7 +116,7 @@ def test_session_events_narrow_on_the_type_string() -> None:
     assert names == ["echo"]
     results = [node.event for node in session.surface if node.event.type == "tool/result"]
     assert_type(results, list[ToolResultEvent])
-    assert [result.data.message.content[0].tool_call_id for result in results] == ["c1"]
+    assert [result.data.message.content[0].call_id for result in results] == ["c1"]
 
 
 def test_observers_are_given_log_events() -> None:
