@@ -17,18 +17,18 @@ from dsh_agent._engine.branching import BranchError
 from dsh_agent._engine.loop import AgentLoop
 from dsh_agent._engine.run import run, run_retry
 from dsh_agent._failures import TurnFailed
-from dsh_agent._model_settings import ModelSettings
-from dsh_agent._notifications import (
+from dsh_agent._live_updates import (
     AgentStatus,
-    AssistantStreamStarted,
-    InboxClaimed,
-    InboxDiscarded,
-    InboxInserted,
+    AssistantStarted,
     InboxTarget,
-    Notification,
-    NotificationObserver,
-    StatusChanged,
+    LiveUpdate,
+    LiveUpdateObserver,
+    MessageClaimed,
+    MessageDiscarded,
+    MessageQueued,
+    StatusUpdate,
 )
+from dsh_agent._model_settings import ModelSettings
 from dsh_agent._run_result import RunResult
 from dsh_agent._structured_output import OutputValidationError
 from dsh_agent.approvals import ApprovalError, ApprovalPolicy, PendingApproval
@@ -67,12 +67,7 @@ from dsh_agent.streaming._updates import (
     AgentUpdate,
     AssistantCommitted,
     AssistantFailed,
-    AssistantStarted,
-    MessageClaimed,
-    MessageDiscarded,
-    MessageQueued,
     ReasoningDelta,
-    StatusUpdate,
     TextDelta,
     ToolCallCommitted,
     ToolResultCommitted,
@@ -105,7 +100,6 @@ __all__ = [
     "AssistantCommitted",
     "AssistantFailed",
     "AssistantStarted",
-    "AssistantStreamStarted",
     "BranchError",
     "CallNext",
     "CancelCauseInput",
@@ -114,11 +108,10 @@ __all__ = [
     "CompactionResult",
     "Enter",
     "Inbox",
-    "InboxClaimed",
-    "InboxDiscarded",
     "InboxError",
-    "InboxInserted",
     "InboxTarget",
+    "LiveUpdate",
+    "LiveUpdateObserver",
     "MessageClaimed",
     "MessageDiscarded",
     "MessageQueued",
@@ -126,8 +119,6 @@ __all__ = [
     "ModelSettings",
     "ModelSummarizer",
     "NothingToRetryError",
-    "Notification",
-    "NotificationObserver",
     "OutputValidationError",
     "PendingApproval",
     "PreStep",
@@ -140,7 +131,6 @@ __all__ = [
     "RetryPolicy",
     "RunResult",
     "SessionInUseError",
-    "StatusChanged",
     "StatusUpdate",
     "StreamOverflowError",
     "SummarizationInput",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from dsh_agent._cancellation import CancelCauseInput
-from dsh_agent._notifications import AgentStatus, InboxTarget, NotificationObserver
+from dsh_agent._live_updates import AgentStatus, InboxTarget, LiveUpdateObserver
 from dsh_llm._content import ContentBlock
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import UserMessage
@@ -91,8 +91,8 @@ class Agent(Protocol):
         """True once :meth:`aclose` was called."""
         ...
 
-    def subscribe(self, observer: NotificationObserver) -> Callable[[], None]:
-        """Observe live notifications; returns the unsubscribe function."""
+    def subscribe(self, observer: LiveUpdateObserver) -> Callable[[], None]:
+        """Observe live updates; returns the unsubscribe function."""
         ...
 
     def stream(
