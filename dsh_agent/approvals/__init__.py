@@ -9,11 +9,10 @@ in a new one over the reloaded session. See docs/decisions/2026-12-03-durable-ap
 """
 
 from dsh_agent.approvals._errors import ApprovalError, ApprovalsPending
-from dsh_agent.approvals._gate import TOOL_APPROVAL_DENIED, ApprovalGate, PendingApproval
+from dsh_agent.approvals._gate import ApprovalGate, PendingApproval
 from dsh_agent.approvals._policy import ApprovalPolicy, approval_needed
 
 __all__ = [
-    "TOOL_APPROVAL_DENIED",
     "ApprovalError",
     "ApprovalGate",
     "ApprovalPolicy",
