@@ -29,6 +29,7 @@ from dsh_agent._live_updates import (
     StatusUpdate,
 )
 from dsh_agent._model_settings import ModelSettings
+from dsh_agent._run_options import OutputRunOptions, RunOptions, RunPrompt
 from dsh_agent._run_result import RunResult
 from dsh_agent._structured_output import OutputValidationError
 from dsh_agent.approvals import ApprovalError, ApprovalPolicy, PendingApproval
@@ -119,6 +120,7 @@ __all__ = [
     "ModelSettings",
     "ModelSummarizer",
     "NothingToRetryError",
+    "OutputRunOptions",
     "OutputValidationError",
     "PendingApproval",
     "PreStep",
@@ -129,6 +131,8 @@ __all__ = [
     "RequestMismatch",
     "RequestReconstructionError",
     "RetryPolicy",
+    "RunOptions",
+    "RunPrompt",
     "RunResult",
     "SessionInUseError",
     "StatusUpdate",
