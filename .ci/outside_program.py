@@ -6,7 +6,9 @@ found through the install alone and their annotations (py.typed) are used.
 
 from typing import assert_type
 
-from dsh_agent import AgentLoop, tool
+from pydantic import BaseModel
+
+from dsh_agent import AgentLoop, RunResult, SyncAgent, run, run_sync, tool
 from dsh_llm import UserMessage, create_user_message
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session, ToolCallEvent
@@ -38,6 +40,22 @@ def tool_names(session: Session) -> list[str]:
             assert_type(event, ToolCallEvent)
             names.append(event.data.name)
     return names
+
+
+class Answer(BaseModel):
+    value: int
+
+
+async def typed_runs(agent: AgentLoop, message: UserMessage, chat: SyncAgent) -> None:
+    """The three run entry points take one option set; ``output_type`` types the result."""
+    assert_type(await run(agent, message, raise_on_error=False), RunResult[None])
+    assert_type(await run(agent, message, output_type=Answer), RunResult[Answer])
+    assert_type(run_sync(agent, message, settings=None), RunResult[None])
+    assert_type(
+        run_sync(agent, message, output_type=Answer, output_corrections=1), RunResult[Answer]
+    )
+    assert_type(chat.run(message), RunResult[None])
+    assert_type(chat.run(message, output_type=Answer).output, Answer)
 
 
 agent = build()[0]

@@ -15,18 +15,19 @@ from dsh_agent._cancellation import CancelCauseInput
 from dsh_agent._config import AgentConfig
 from dsh_agent._engine.loop import AgentLoop
 from dsh_agent._engine.run import run, run_retry
-from dsh_agent._model_settings import ModelSettings
-from dsh_agent._notifications import (
+from dsh_agent._live_updates import (
     AgentStatus,
-    AssistantStreamStarted,
-    InboxClaimed,
-    InboxDiscarded,
-    InboxInserted,
+    AssistantStarted,
     InboxTarget,
-    Notification,
-    NotificationObserver,
-    StatusChanged,
+    LiveUpdate,
+    LiveUpdateObserver,
+    MessageClaimed,
+    MessageDiscarded,
+    MessageQueued,
+    StatusUpdate,
 )
+from dsh_agent._model_settings import ModelSettings
+from dsh_agent._run_options import OutputRunOptions, RunOptions, RunPrompt
 from dsh_agent._run_result import RunResult
 from dsh_agent.approvals import ApprovalPolicy, PendingApproval
 from dsh_agent.compaction import (
@@ -72,12 +73,7 @@ from dsh_agent.streaming._updates import (
     AgentUpdate,
     AssistantCommitted,
     AssistantFailed,
-    AssistantStarted,
-    MessageClaimed,
-    MessageDiscarded,
-    MessageQueued,
     ReasoningDelta,
-    StatusUpdate,
     TextDelta,
     ToolCallCommitted,
     ToolResultCommitted,
@@ -109,7 +105,6 @@ __all__ = [
     "AssistantCommitted",
     "AssistantFailed",
     "AssistantStarted",
-    "AssistantStreamStarted",
     "BranchError",
     "CallNext",
     "CancelCauseInput",
@@ -118,11 +113,10 @@ __all__ = [
     "CompactionResult",
     "Enter",
     "Inbox",
-    "InboxClaimed",
-    "InboxDiscarded",
     "InboxError",
-    "InboxInserted",
     "InboxTarget",
+    "LiveUpdate",
+    "LiveUpdateObserver",
     "McpConnectTimeoutError",
     "McpConnectionLost",
     "MessageClaimed",
@@ -132,8 +126,7 @@ __all__ = [
     "ModelSettings",
     "ModelSummarizer",
     "NothingToRetryError",
-    "Notification",
-    "NotificationObserver",
+    "OutputRunOptions",
     "OutputValidationError",
     "PendingApproval",
     "PreStep",
@@ -144,9 +137,10 @@ __all__ = [
     "RequestMismatch",
     "RequestReconstructionError",
     "RetryPolicy",
+    "RunOptions",
+    "RunPrompt",
     "RunResult",
     "SessionInUseError",
-    "StatusChanged",
     "StatusUpdate",
     "StreamOverflowError",
     "SummarizationInput",

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from dsh_agent._cancellation import CancelCauseInput
-from dsh_agent._notifications import AgentStatus, InboxTarget, NotificationObserver
+from dsh_agent._live_updates import AgentStatus, InboxTarget, LiveUpdateObserver
 from dsh_llm import CallId
-from dsh_llm._content import ContentBlock
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import UserMessage
 from dsh_session._header import SessionId
@@ -28,6 +27,7 @@ if TYPE_CHECKING:  # annotations only: importing a subpackage runs its __init__ 
     from dsh_agent.streaming._stream import UpdateStream
     from dsh_llm import ContentInput
     from dsh_session._session import Session
+
 
 class Agent(Protocol):
     """An agent: deliveries into a durable inbox, turns logged to a session."""
@@ -89,8 +89,8 @@ class Agent(Protocol):
         """True once :meth:`aclose` was called."""
         ...
 
-    def subscribe(self, observer: NotificationObserver) -> Callable[[], None]:
-        """Observe live notifications; returns the unsubscribe function."""
+    def subscribe(self, observer: LiveUpdateObserver) -> Callable[[], None]:
+        """Observe live updates; returns the unsubscribe function."""
         ...
 
     def stream(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
-from dsh_agent._notifications import InboxDiscarded, InboxInserted, InboxTarget, Notification
+from dsh_agent._live_updates import InboxTarget, LiveUpdate, MessageDiscarded, MessageQueued
 from dsh_agent.errors import AgentClosedError, InboxError
 from dsh_llm._create import freeze_message
 from dsh_llm._ids import MessageId
@@ -48,7 +48,7 @@ class Inbox:
 
     __slots__ = ("_closed", "_lists", "_notify", "_session")
 
-    def __init__(self, session: Session, notify: Callable[[Notification], None]) -> None:
+    def __init__(self, session: Session, notify: Callable[[LiveUpdate], None]) -> None:
         """Rebuild the pending lists by replaying the splices logged after the seeded
         prefix (so a fork starts empty); restored items wake nobody."""
         self._session = session
@@ -127,7 +127,7 @@ class Inbox:
             removed.extend(self._change(target, 0, len(self._lists[target]), ()))
         return tuple(removed)
 
-    # --- claims (used by the loop; plain deletions, no outcome, no notification) -----
+    # --- claims (used by the loop; plain deletions, no outcome, no live update) ------
 
     def claim_first_step(self) -> tuple[UserMessage, ...]:
         """Claim for a turn's first step: all next-step items plus the oldest next-turn
@@ -193,9 +193,9 @@ class Inbox:
         items[start : start + delete_count] = inserted
         if outcome is not None:
             for message in removed:
-                self._notify(InboxDiscarded(message))
+                self._notify(MessageDiscarded(message))
             for message in inserted:
-                self._notify(InboxInserted(message))
+                self._notify(MessageQueued(message))
         return removed
 
     def _duplicate_id(

@@ -37,13 +37,14 @@ from dsh_llm._frozen_json import FrozenJson, freeze_json
 from dsh_llm._messages import UserMessage
 from dsh_llm._request import ToolSchema
 from dsh_session.events import ToolErrorInfo
+from dsh_session.tool_failure_codes import (
+    TOOL_ARGUMENTS_INVALID,
+    TOOL_CANCELLED,
+    TOOL_FAILED,
+    TOOL_NOT_FOUND,
+)
 
 _log = logging.getLogger("dsh_agent")
-
-TOOL_ARGUMENTS_INVALID = "TOOL_ARGUMENTS_INVALID"
-TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
-TOOL_FAILED = "TOOL_FAILED"
-TOOL_CANCELLED = "TOOL_CANCELLED"
 
 _BLOCK_TYPES = (TextBlock, ReasoningBlock, ImageBlock, ToolCallBlock, ToolResultBlock)
 

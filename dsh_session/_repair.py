@@ -50,6 +50,7 @@ from dsh_session.events import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from dsh_session.tool_failure_codes import TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN
 
 OUTCOME_UNKNOWN_TEXT = (
     "The tool call was interrupted after it was recorded, but no result was durably "
@@ -61,8 +62,8 @@ NOT_STARTED_TEXT = (
     "The tool call was interrupted before the Harness recorded it as started. "
     "Retry it if it is still needed."
 )
-OUTCOME_UNKNOWN = ToolErrorInfo(name="ToolOutcomeUnknownError", code="TOOL_OUTCOME_UNKNOWN")
-NOT_STARTED = ToolErrorInfo(name="ToolNotStartedError", code="TOOL_NOT_STARTED")
+OUTCOME_UNKNOWN = ToolErrorInfo(name="ToolOutcomeUnknownError", code=TOOL_OUTCOME_UNKNOWN)
+NOT_STARTED = ToolErrorInfo(name="ToolNotStartedError", code=TOOL_NOT_STARTED)
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import TypeAlias
 
 from dsh_agent._agent import Agent, PreStepHandler
 from dsh_agent._cancellation import CancelScope
-from dsh_agent._notifications import Notification
+from dsh_agent._live_updates import LiveUpdate
 from dsh_agent.approvals._gate import ApprovalGate
 from dsh_agent.compaction._hook import ContextHook
 from dsh_agent.inbox import Inbox
@@ -41,8 +41,8 @@ class EngineContext:
     session: Session
     inbox: Inbox
     checkpoint: Checkpoint
-    notify: Callable[[Notification], None]
-    """Delivers a live notification to the loop's observers."""
+    notify: Callable[[LiveUpdate], None]
+    """Delivers a live update to the loop's observers."""
     approvals: ApprovalGate
     window: ContextHook
     """Route metadata and compaction: what keeps requests inside the context window."""

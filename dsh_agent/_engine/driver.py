@@ -30,7 +30,7 @@ from dsh_agent._engine.context import (
 from dsh_agent._engine.settling import until_one_done
 from dsh_agent._engine.step import StepRunner
 from dsh_agent._engine.turn import TurnRunner
-from dsh_agent._notifications import AgentStatus, StatusChanged
+from dsh_agent._live_updates import AgentStatus, StatusUpdate
 from dsh_agent.errors import AgentError
 from dsh_llm._messages import UserMessage
 from dsh_session.events import CancelCause, CompletedReason, MaxTokensReason
@@ -84,7 +84,7 @@ class TurnDriver:
     def _set_status(self, status: AgentStatus) -> None:
         if self._status != status:
             self._status = status
-            self._ctx.notify(StatusChanged(status))
+            self._ctx.notify(StatusUpdate(status))
 
     # --- waiting ---------------------------------------------------------------------------
 

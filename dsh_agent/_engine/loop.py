@@ -30,8 +30,8 @@ from dsh_agent._engine.context import Regenerate, Rerun
 from dsh_agent._engine.loop_parts import ClosedFlag, LoopWiring, build_parts
 from dsh_agent._engine.run_header import overridden
 from dsh_agent._engine.session_claims import claim, release
+from dsh_agent._live_updates import AgentStatus, InboxTarget, LiveUpdateObserver, Notifier
 from dsh_agent._model_settings import ModelSettings
-from dsh_agent._notifications import AgentStatus, InboxTarget, NotificationObserver, Notifier
 from dsh_agent.approvals._gate import PendingApproval
 from dsh_agent.approvals._policy import ApprovalPolicy
 from dsh_agent.compaction._config import Compaction
@@ -59,7 +59,7 @@ class AgentLoop:
     """An asyncio agent over one session: the :class:`~dsh_agent._agent.Agent` surface.
 
     Deliveries (``followup``, ``steer``, ``inject``) take the caller's complete
-    ``UserMessage`` and keep that very object through the inbox, the notifications,
+    ``UserMessage`` and keep that very object through the inbox, the live updates,
     pre-step, the ``user/message`` event, derived history and the model request.
     """
 
@@ -116,7 +116,7 @@ class AgentLoop:
         try:
             self._session, self._config = session, config
             self._closed = ClosedFlag()
-            self._observers: list[NotificationObserver] = []
+            self._observers: list[LiveUpdateObserver] = []
             self._pre_step_handlers: list[PreStepHandler] = list(config.pre_step)
             wiring = LoopWiring(
                 agent=weakref.ref(self),
@@ -250,8 +250,8 @@ class AgentLoop:
         """Return once the driver is quiescent (including a turn woken by a latch)."""
         await self._driver.when_idle()
 
-    def subscribe(self, observer: NotificationObserver) -> Callable[[], None]:
-        """Call ``observer`` with every live notification, synchronously and in order;
+    def subscribe(self, observer: LiveUpdateObserver) -> Callable[[], None]:
+        """Call ``observer`` with every live update, synchronously and in order;
         an observer that raises is logged and does not stop the others. Returns the
         function that unsubscribes it."""
         self._observers.append(observer)

@@ -27,7 +27,7 @@ from dsh_agent._engine.driver import TurnDriver
 from dsh_agent._engine.run_header import index_tools, loop_header
 from dsh_agent._engine.step import StepRunner
 from dsh_agent._engine.turn import TurnRunner
-from dsh_agent._notifications import Notification
+from dsh_agent._live_updates import LiveUpdate
 from dsh_agent.approvals._gate import ApprovalGate
 from dsh_agent.compaction._hook import ContextHook
 from dsh_agent.errors import AgentError
@@ -55,7 +55,7 @@ class LoopWiring:
 
     agent: Callable[[], Agent | None]
     """The loop, through a weak reference."""
-    notify: Callable[[Notification], None]
+    notify: Callable[[LiveUpdate], None]
     pre_step_handlers: Sequence[PreStepHandler]
     closed: Callable[[], bool]
 

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Protocol, overload, runtime_checkable
+from typing import Any, Protocol, Unpack, overload, runtime_checkable
 
 from pydantic import BaseModel
 from typing_extensions import TypeVar
 
 from dsh_agent._agent import Agent
 from dsh_agent._model_settings import ModelSettings
+from dsh_agent._run_options import OutputRunOptions, RunOptions, RunPrompt, unknown_options
 from dsh_agent._run_result import RunResult
 from dsh_agent._structured_output import DEFAULT_OUTPUT_CORRECTIONS, OutputCollector
 from dsh_agent.errors import TurnFailed
 from dsh_agent.tools import Tool
 from dsh_llm._content import TextBlock
-from dsh_llm._messages import UserMessage
 from dsh_session.events import (
     AssistantMessageEvent,
     ErrorReason,
@@ -40,34 +40,29 @@ class RequestOverridable(Protocol):
 @overload
 async def run(
     agent: Agent,
-    message: UserMessage,
+    message: RunPrompt,
     *,
-    settings: ModelSettings | None = None,
     output_type: None = None,
-    raise_on_error: bool = True,
+    **options: Unpack[RunOptions],
 ) -> RunResult: ...
 
 
 @overload
 async def run(
     agent: Agent,
-    message: UserMessage,
+    message: RunPrompt,
     *,
-    settings: ModelSettings | None = None,
     output_type: type[ModelT],
-    output_corrections: int = DEFAULT_OUTPUT_CORRECTIONS,
-    raise_on_error: bool = True,
+    **options: Unpack[OutputRunOptions],
 ) -> RunResult[ModelT]: ...
 
 
 async def run(
     agent: Agent,
-    message: UserMessage,
+    message: RunPrompt,
     *,
-    settings: ModelSettings | None = None,
     output_type: type[BaseModel] | None = None,
-    output_corrections: int = DEFAULT_OUTPUT_CORRECTIONS,
-    raise_on_error: bool = True,
+    **options: Unpack[OutputRunOptions],
 ) -> RunResult[Any]:
     """Send ``message`` as a followup, wait until ``agent`` is idle, and summarize the
     events logged in between. ``message`` is a created message, not bare text.
@@ -76,23 +71,38 @@ async def run(
     ``output_type`` (a Pydantic model) the model is offered a ``final_result`` tool
     taking that model's schema; ``RunResult.output`` is the validated answer, and
     after ``output_corrections`` failed attempts :class:`OutputValidationError` is raised.
-    Both need an idle agent that supports request overrides (``AgentLoop``).
+    Both need an idle agent that supports request overrides (``AgentLoop``). The
+    options are :class:`~dsh_agent.RunOptions` (:class:`~dsh_agent.OutputRunOptions`
+    with an ``output_type``).
 
     Raises :class:`~dsh_agent.TurnFailed` (carrying the failure and the result) when
     the interval's last turn ended ``error``, unless ``raise_on_error`` is False; a
     ``blocked`` or ``aborted`` turn is an outcome and is returned."""
+    return await run_with(agent, message, output_type, options)
+
+
+async def run_with(
+    agent: Agent,
+    message: RunPrompt,
+    output_type: type[BaseModel] | None,
+    options: OutputRunOptions,
+) -> RunResult[Any]:
+    """The run every entry point makes (:func:`run`, ``run_sync``, ``SyncAgent.run``):
+    one signature without overloads, the options as one value."""
+    unknown = unknown_options(options)
+    if unknown:
+        raise TypeError(f"run() got unexpected keyword arguments: {', '.join(unknown)}")
     if isinstance(message, str):
         raise TypeError(
             f"run() sends a UserMessage, not text: create one with "
             f"create_user_message(content={_preview(message)!r}, source={{'kind': 'user'}})"
         )
+    corrections = options.get("output_corrections", DEFAULT_OUTPUT_CORRECTIONS)
     collector = (
-        None
-        if output_type is None
-        else OutputCollector(output_type, corrections=output_corrections)
+        None if output_type is None else OutputCollector(output_type, corrections=corrections)
     )
     start = agent.session.seq
-    with _overrides(agent, settings, collector):
+    with _overrides(agent, options.get("settings"), collector):
         agent.followup(message)
         await agent.when_idle()
         while collector is not None and collector.output is None:
@@ -104,7 +114,7 @@ async def run(
                 break
             agent.followup(reminder)
             await agent.when_idle()
-    return _summarize(agent, start, raise_on_error, collector)
+    return _summarize(agent, start, options.get("raise_on_error", True), collector)
 
 
 async def run_retry(agent: Agent, *, raise_on_error: bool = True) -> RunResult:

@@ -20,7 +20,7 @@ from typing import Literal, TypeVar
 from dsh_agent._cancellation import CancelScope, _TurnAborted
 from dsh_agent._engine.context import EngineContext, Prelude
 from dsh_agent._engine.tool_runner import ToolRunner
-from dsh_agent._notifications import AssistantStreamStarted
+from dsh_agent._live_updates import AssistantStarted
 from dsh_agent.approvals._gate import _ApprovalsPending
 from dsh_agent.approvals._open_step import open_step
 from dsh_agent.errors import RequestMismatch
@@ -200,7 +200,7 @@ class StepRunner:
     ) -> TurnEndReason | None:
         """Stream the model's answer, commit it, and run the tool calls it requests."""
         assembler = BlockAssembler()
-        self._ctx.notify(AssistantStreamStarted(assembler.message_id, turn, step))
+        self._ctx.notify(AssistantStarted(assembler.message_id, turn, step))
         chunk_seqs: list[int] = []
         provider, model = request.provider, request.model
         try:

@@ -26,6 +26,7 @@ from dsh_agent._tool_context import ToolContext
 from dsh_agent.tools import Tool, ToolCallOutcome, execute_tool_call
 from dsh_llm._content import TextBlock, ToolCallBlock
 from dsh_llm._create import create_tool_result_message
+from dsh_session import tool_failure_codes
 from dsh_session.events import ToolCallData, ToolErrorInfo, ToolResultData
 
 DEFAULT_MAX_PARALLEL = 10
@@ -34,7 +35,7 @@ DEFAULT_MAX_PARALLEL = 10
 ABORTED_BEFORE_DISPATCH = ToolCallOutcome(
     content=(TextBlock(text="Error: tool call aborted before dispatch"),),
     is_error=True,
-    error=ToolErrorInfo(name="AbortError", code="ABORTED_BEFORE_DISPATCH"),
+    error=ToolErrorInfo(name="AbortError", code=tool_failure_codes.ABORTED_BEFORE_DISPATCH),
     meta=None,
     additional_contexts=(),
 )
@@ -235,7 +236,7 @@ def _not_started(error: Exception) -> ToolCallOutcome:
     return ToolCallOutcome(
         content=(TextBlock(text=text),),
         is_error=True,
-        error=ToolErrorInfo(name="ToolNotStartedError", code="TOOL_NOT_STARTED"),
+        error=ToolErrorInfo(name="ToolNotStartedError", code=tool_failure_codes.TOOL_NOT_STARTED),
         meta=None,
         additional_contexts=(),
     )

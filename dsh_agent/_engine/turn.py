@@ -17,7 +17,7 @@ from dsh_agent._agent import PreStep, Reject
 from dsh_agent._cancellation import CancelScope, _TurnAborted
 from dsh_agent._engine.context import EngineContext, Fresh, Regenerate, Rerun, Resume, TurnKind
 from dsh_agent._engine.step import StepRunner
-from dsh_agent._notifications import InboxClaimed
+from dsh_agent._live_updates import MessageClaimed
 from dsh_agent._prestep import run_pre_step
 from dsh_agent.approvals._gate import _ApprovalsPending
 from dsh_llm._failure import LlmFailure
@@ -61,7 +61,7 @@ class TurnRunner:
         self, turn: int, claimed: tuple[UserMessage, ...]
     ) -> tuple[UserMessage, ...]:
         for message in claimed:
-            self._ctx.notify(InboxClaimed(message, turn))
+            self._ctx.notify(MessageClaimed(message, turn))
         return claimed
 
     async def run(

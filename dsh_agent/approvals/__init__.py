@@ -8,12 +8,11 @@ too). ``agent.approve(call_id)`` / ``agent.deny(call_id, reason)`` log
 in a new one over the reloaded session. See docs/decisions/2026-12-03-durable-approvals.md.
 """
 
-from dsh_agent.approvals._gate import TOOL_APPROVAL_DENIED, ApprovalGate, PendingApproval
+from dsh_agent.approvals._gate import ApprovalGate, PendingApproval
 from dsh_agent.approvals._policy import ApprovalPolicy, approval_needed
 from dsh_agent.errors import ApprovalError
 
 __all__ = [
-    "TOOL_APPROVAL_DENIED",
     "ApprovalError",
     "ApprovalGate",
     "ApprovalPolicy",

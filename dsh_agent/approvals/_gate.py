@@ -33,9 +33,7 @@ from dsh_session.events import (
     ToolErrorInfo,
     ToolResultData,
 )
-
-TOOL_APPROVAL_DENIED = "TOOL_APPROVAL_DENIED"
-"""The error code of the result of a call a person denied."""
+from dsh_session.tool_failure_codes import TOOL_APPROVAL_DENIED
 
 Outcome = Literal["allowed-once", "rejected", "cancelled"]
 

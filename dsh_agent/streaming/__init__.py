@@ -1,6 +1,13 @@
 """Streaming for UIs and sync code: the typed updates of a run (``agent.stream``,
 ``run_stream``), the AG-UI adapter, and ``run_sync`` / ``SyncAgent``."""
 
+from dsh_agent._live_updates import (
+    AssistantStarted,
+    MessageClaimed,
+    MessageDiscarded,
+    MessageQueued,
+    StatusUpdate,
+)
 from dsh_agent.streaming._ag_ui import (
     SSE_MEDIA_TYPE,
     AgUiEncoder,
@@ -15,12 +22,7 @@ from dsh_agent.streaming._updates import (
     AgentUpdate,
     AssistantCommitted,
     AssistantFailed,
-    AssistantStarted,
-    MessageClaimed,
-    MessageDiscarded,
-    MessageQueued,
     ReasoningDelta,
-    StatusUpdate,
     TextDelta,
     ToolCallCommitted,
     ToolResultCommitted,

@@ -18,15 +18,17 @@ import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
 
+from dsh_agent._live_updates import (
+    MessageClaimed,
+    MessageDiscarded,
+    MessageQueued,
+    StatusUpdate,
+)
 from dsh_agent.streaming._updates import (
     AgentUpdate,
     AssistantCommitted,
     AssistantFailed,
-    MessageClaimed,
-    MessageDiscarded,
-    MessageQueued,
     ReasoningDelta,
-    StatusUpdate,
     TextDelta,
     ToolCallCommitted,
     ToolResultCommitted,

@@ -2,9 +2,9 @@
 one owned run, from the followup to the next idle.
 
 The stream is built on the two synchronous observation points the loop already has:
-the session's event observers (every committed event) and the agent's live
-notifications (inbox, status, the start of a model stream). Both fire in the loop's
-own order, into one buffer, so the updates keep that order.
+the session's event observers (every committed event, translated into updates) and
+the agent's live updates (inbox, status, the start of a model stream, passed on as they
+are). Both fire in the loop's own order, into one buffer, so the updates keep that order.
 
 Buffering policy: the loop never waits for the consumer. While the consumer lags,
 adjacent text (or reasoning) deltas of one block are merged into one update, which
@@ -27,27 +27,19 @@ from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol, Self
 
-from dsh_agent._notifications import (
+from dsh_agent._live_updates import (
     AgentStatus,
-    AssistantStreamStarted,
-    InboxClaimed,
-    InboxDiscarded,
-    InboxInserted,
-    Notification,
-    NotificationObserver,
-    StatusChanged,
+    AssistantStarted,
+    LiveUpdate,
+    LiveUpdateObserver,
+    StatusUpdate,
 )
 from dsh_agent.errors import StreamOverflowError
 from dsh_agent.streaming._updates import (
     AgentUpdate,
     AssistantCommitted,
     AssistantFailed,
-    AssistantStarted,
-    MessageClaimed,
-    MessageDiscarded,
-    MessageQueued,
     ReasoningDelta,
-    StatusUpdate,
     TextDelta,
     ToolCallCommitted,
     ToolResultCommitted,
@@ -96,7 +88,7 @@ class StreamedAgent(Protocol):
     @property
     def status(self) -> AgentStatus: ...
 
-    def subscribe(self, observer: NotificationObserver) -> Callable[[], None]: ...
+    def subscribe(self, observer: LiveUpdateObserver) -> Callable[[], None]: ...
 
     def followup(self, message: UserMessage) -> None: ...
 
@@ -125,22 +117,12 @@ class _Buffer:
 
     # --- the observers ----------------------------------------------------------------
 
-    def on_notification(self, notification: Notification) -> None:
-        if isinstance(notification, AssistantStreamStarted):
-            self._streaming = notification.message_id
-            self._put(
-                AssistantStarted(notification.message_id, notification.turn, notification.step)
-            )
-        elif isinstance(notification, InboxInserted):
-            self._put(MessageQueued(notification.message))
-        elif isinstance(notification, InboxDiscarded):
-            self._put(MessageDiscarded(notification.message))
-        elif isinstance(notification, InboxClaimed):
-            self._put(MessageClaimed(notification.message, notification.turn))
-        elif isinstance(notification, StatusChanged):
-            self._put(StatusUpdate(notification.status))
-            if notification.status == "idle":
-                self.idle_seen = True
+    def on_live(self, update: LiveUpdate) -> None:
+        if isinstance(update, AssistantStarted):
+            self._streaming = update.message_id
+        self._put(update)  # the agent's own object: nothing to translate
+        if isinstance(update, StatusUpdate) and update.status == "idle":
+            self.idle_seen = True
 
     def on_event(self, event: SessionEvent) -> None:
         try:
@@ -367,7 +349,7 @@ def run_stream(
         raise ValueError(f"max_pending must be at least 1, not {max_pending}")
     buffer = _Buffer(agent, max_pending, merge_deltas)
     buffer.unsubscribes.append(agent.session.subscribe(buffer.on_event))
-    buffer.unsubscribes.append(agent.subscribe(buffer.on_notification))
+    buffer.unsubscribes.append(agent.subscribe(buffer.on_live))
     try:
         agent.followup(message)
     except BaseException:

@@ -17,15 +17,14 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from functools import partial
 from types import TracebackType
-from typing import Any, Self, TypeAlias, TypeVar, overload
+from typing import Any, Self, TypeAlias, TypeVar, Unpack, overload
 
 from pydantic import BaseModel
 
 from dsh_agent._agent import Agent
-from dsh_agent._engine.run import ModelT, run, run_verb
-from dsh_agent._model_settings import ModelSettings
+from dsh_agent._engine.run import ModelT, run_verb, run_with
+from dsh_agent._run_options import OutputRunOptions, RunOptions, RunPrompt
 from dsh_agent._run_result import RunResult
-from dsh_agent._structured_output import DEFAULT_OUTPUT_CORRECTIONS
 from dsh_agent.approvals._gate import PendingApproval
 from dsh_agent.errors import AgentError
 from dsh_agent.streaming._loop_thread import LoopThread
@@ -62,59 +61,32 @@ def _in_private_thread(coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
     return outcome.result()
 
 
-def _run(
-    agent: Agent,
-    message: UserMessage,
-    settings: ModelSettings | None,
-    output_type: type[BaseModel] | None,
-    output_corrections: int,
-    raise_on_error: bool,
-) -> Coroutine[Any, Any, RunResult[Any]]:
-    """The :func:`~dsh_agent.run` call these options make (its overloads tell a run
-    with an output type from one without)."""
-    if output_type is None:
-        return run(agent, message, settings=settings, raise_on_error=raise_on_error)
-    return run(
-        agent,
-        message,
-        settings=settings,
-        output_type=output_type,
-        output_corrections=output_corrections,
-        raise_on_error=raise_on_error,
-    )
-
-
 @overload
 def run_sync(
     agent: Agent | AgentFactory,
-    message: UserMessage,
+    message: RunPrompt,
     *,
-    settings: ModelSettings | None = None,
     output_type: None = None,
-    raise_on_error: bool = True,
+    **options: Unpack[RunOptions],
 ) -> RunResult: ...
 
 
 @overload
 def run_sync(
     agent: Agent | AgentFactory,
-    message: UserMessage,
+    message: RunPrompt,
     *,
-    settings: ModelSettings | None = None,
     output_type: type[ModelT],
-    output_corrections: int = DEFAULT_OUTPUT_CORRECTIONS,
-    raise_on_error: bool = True,
+    **options: Unpack[OutputRunOptions],
 ) -> RunResult[ModelT]: ...
 
 
 def run_sync(
     agent: Agent | AgentFactory,
-    message: UserMessage,
+    message: RunPrompt,
     *,
-    settings: ModelSettings | None = None,
     output_type: type[BaseModel] | None = None,
-    output_corrections: int = DEFAULT_OUTPUT_CORRECTIONS,
-    raise_on_error: bool = True,
+    **options: Unpack[OutputRunOptions],
 ) -> RunResult[Any]:
     """:func:`~dsh_agent.run` from sync code, with the same options and errors
     (``TurnFailed`` and ``OutputValidationError`` are raised in the caller's thread).
@@ -122,20 +94,19 @@ def run_sync(
     an agent, it must be idle and tied to no other loop (no turn running, no store
     bound to a loop); it is left open. For a conversation of several turns, use
     :class:`SyncAgent`."""
-    options = (settings, output_type, output_corrections, raise_on_error)
     if callable(agent):
         factory = agent
 
         async def owned() -> RunResult[Any]:
             built = await _build(factory)
             try:
-                return await _run(built, message, *options)
+                return await run_with(built, message, output_type, options)
             finally:
                 await built.aclose()
 
         return _in_private_thread(owned)
     given = agent
-    return _in_private_thread(lambda: _run(given, message, *options))
+    return _in_private_thread(lambda: run_with(given, message, output_type, options))
 
 
 class SyncAgent:
@@ -178,38 +149,32 @@ class SyncAgent:
     @overload
     def run(
         self,
-        message: UserMessage,
+        message: RunPrompt,
         *,
-        settings: ModelSettings | None = None,
         output_type: None = None,
-        raise_on_error: bool = True,
+        **options: Unpack[RunOptions],
     ) -> RunResult: ...
 
     @overload
     def run(
         self,
-        message: UserMessage,
+        message: RunPrompt,
         *,
-        settings: ModelSettings | None = None,
         output_type: type[ModelT],
-        output_corrections: int = DEFAULT_OUTPUT_CORRECTIONS,
-        raise_on_error: bool = True,
+        **options: Unpack[OutputRunOptions],
     ) -> RunResult[ModelT]: ...
 
     def run(
         self,
-        message: UserMessage,
+        message: RunPrompt,
         *,
-        settings: ModelSettings | None = None,
         output_type: type[BaseModel] | None = None,
-        output_corrections: int = DEFAULT_OUTPUT_CORRECTIONS,
-        raise_on_error: bool = True,
+        **options: Unpack[OutputRunOptions],
     ) -> RunResult[Any]:
         """Send ``message`` and wait until the agent is idle; the options and errors
         are :func:`~dsh_agent.run`'s."""
         self._check_open()
-        options = (settings, output_type, output_corrections, raise_on_error)
-        return self._call(_run(self._agent, message, *options))
+        return self._call(run_with(self._agent, message, output_type, options))
 
     def stream(self, message: UserMessage) -> Iterator[AgentUpdate]:
         """Send ``message`` and yield its updates until idle, each as it happens.

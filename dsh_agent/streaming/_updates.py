@@ -5,7 +5,10 @@ UI draws as a message, and the ``seq`` of the session event it comes from, so th
 after a reload the UI can match its elements with the stored log (the committed
 assistant message keeps the id its deltas carried; its ``source_event_seqs`` are the
 seqs of those deltas). Live-only updates (inbox, status, the start of a stream) carry
-no seq: they are not in the log, or are in it as inbox splices.
+no seq: they are not in the log, or are in it as inbox splices. Those five are the
+agent's live updates (:data:`~dsh_agent.LiveUpdate`, defined in
+``dsh_agent._live_updates``): the stream passes on the very objects the agent sends its
+observers.
 """
 
 from __future__ import annotations
@@ -13,52 +16,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from dsh_agent._notifications import AgentStatus
+from dsh_agent._live_updates import (
+    AssistantStarted,
+    MessageClaimed,
+    MessageDiscarded,
+    MessageQueued,
+    StatusUpdate,
+)
 from dsh_llm._failure import LlmFailure
 from dsh_llm._ids import CallId, MessageId
 from dsh_llm._messages import AssistantMessage, ToolResultMessage, UserMessage
 from dsh_session.events import TurnEndReason
-
-
-@dataclass(frozen=True, slots=True)
-class MessageQueued:
-    """``message`` became pending in the inbox (``next-turn`` or ``next-step``)."""
-
-    message: UserMessage
-
-    @property
-    def message_id(self) -> MessageId:
-        return self.message.id
-
-
-@dataclass(frozen=True, slots=True)
-class MessageDiscarded:
-    """The pending ``message`` was removed; it will not run."""
-
-    message: UserMessage
-
-    @property
-    def message_id(self) -> MessageId:
-        return self.message.id
-
-
-@dataclass(frozen=True, slots=True)
-class MessageClaimed:
-    """Turn ``turn`` took the pending ``message`` (it may still be rejected by pre-step)."""
-
-    message: UserMessage
-    turn: int
-
-    @property
-    def message_id(self) -> MessageId:
-        return self.message.id
-
-
-@dataclass(frozen=True, slots=True)
-class StatusUpdate:
-    """The agent became ``idle`` or ``running``."""
-
-    status: AgentStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,15 +49,6 @@ class UserMessageEntered:
     @property
     def message_id(self) -> MessageId:
         return self.message.id
-
-
-@dataclass(frozen=True, slots=True)
-class AssistantStarted:
-    """The model started answering; its message, if committed, has ``message_id``."""
-
-    message_id: MessageId
-    turn: int
-    step: int
 
 
 @dataclass(frozen=True, slots=True)

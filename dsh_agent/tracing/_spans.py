@@ -36,6 +36,7 @@ from dsh_session.events import (
     TurnStartEvent,
     UserMessageEvent,
 )
+from dsh_session.tool_failure_codes import TOOL_ERROR
 
 
 @dataclass
@@ -266,7 +267,7 @@ class SpanRecorder:
         if data.error is not None:
             _fail(span, data.error.code or data.error.name, data.error.name)
         elif data.message.content[0].is_error:
-            _fail(span, "TOOL_ERROR", "the tool returned an error result")
+            _fail(span, TOOL_ERROR, "the tool returned an error result")
         if self._include_content:
             span.set_attribute(attr.TOOL_RESULT, _json(list(data.message.content[0].content)))
         span.end(end_time=now)

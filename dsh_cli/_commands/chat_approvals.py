@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from dsh_agent import AgentLoop, PendingApproval, Tool
 from dsh_cli._errors import ToolSpecError
-from dsh_llm import CallId, DshError
+from dsh_llm import CallId
 
 APPROVE = "/approve"
 DENY = "/deny"

@@ -21,7 +21,7 @@ from prompt_toolkit.formatted_text import ANSI, FormattedText, StyleAndTextTuple
 from prompt_toolkit.patch_stdout import patch_stdout
 from rich.text import Text
 
-from dsh_agent import AgentLoop, Notification, StatusChanged
+from dsh_agent import AgentLoop, LiveUpdate, StatusUpdate
 from dsh_cli._commands.chat_approvals import ask_prompt, decide_line
 from dsh_cli._commands.chat_branching import HELP as BRANCH_HELP
 from dsh_cli._commands.chat_branching import is_branch_command, run_branch_command
@@ -159,8 +159,8 @@ class TerminalChat:
             fragments.append(("bold ansicyan", STEER_PROMPT if running else PROMPT))
         return FormattedText(fragments)
 
-    def _on_notification(self, notification: Notification) -> None:
-        if isinstance(notification, StatusChanged):
+    def _on_notification(self, notification: LiveUpdate) -> None:
+        if isinstance(notification, StatusUpdate):
             self._prompt.app.invalidate()  # the prompt says whether a turn runs
 
     async def _on_line(self, line: str) -> None:

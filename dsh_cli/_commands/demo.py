@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from dsh_agent import AgentLoop, InboxClaimed, InboxInserted, Notification
+from dsh_agent import AgentLoop, LiveUpdate, MessageClaimed, MessageQueued
 from dsh_cli._commands.demo_assistant import DEMO_TOOLS, demo_model
 from dsh_cli._commands.output import stdout_console
 from dsh_cli._commands.rebuild import (
@@ -70,10 +70,10 @@ class _Recorder:
     claimed: list[UserMessage] = field(default_factory=list)
     tool_started: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def notification(self, notification: Notification) -> None:
-        if isinstance(notification, InboxInserted):
+    def notification(self, notification: LiveUpdate) -> None:
+        if isinstance(notification, MessageQueued):
             self.inserted.append(notification.message)
-        elif isinstance(notification, InboxClaimed):
+        elif isinstance(notification, MessageClaimed):
             self.claimed.append(notification.message)
 
     def event(self, event: SessionEvent) -> None:

@@ -49,8 +49,9 @@ from dsh_session import (
     UserMessageEvent,
 )
 from dsh_session.events import LlmRetryEvent
+from dsh_session.tool_failure_codes import TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN
 
-REPAIR_CODES = frozenset({"TOOL_OUTCOME_UNKNOWN", "TOOL_NOT_STARTED"})
+REPAIR_CODES = frozenset({TOOL_OUTCOME_UNKNOWN, TOOL_NOT_STARTED})
 """Error codes that only crash repair writes: a result marked with one was synthesized
 when a log cut by a crash was loaded."""
 

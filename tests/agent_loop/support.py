@@ -8,12 +8,12 @@ from typing import Any, TypeAlias
 
 from dsh_agent import (
     AgentLoop,
-    AssistantStreamStarted,
-    InboxClaimed,
-    InboxDiscarded,
-    InboxInserted,
-    Notification,
-    StatusChanged,
+    AssistantStarted,
+    LiveUpdate,
+    MessageClaimed,
+    MessageDiscarded,
+    MessageQueued,
+    StatusUpdate,
 )
 from dsh_llm import UserMessage, create_user_message, freeze_message
 from dsh_session import SessionEvent
@@ -73,15 +73,15 @@ def describe_event(event: SessionEvent) -> Entry:
             return (event.type,)
 
 
-def describe_notification(notification: Notification) -> Entry:
+def describe_notification(notification: LiveUpdate) -> Entry:
     match notification:
-        case InboxInserted(message):
+        case MessageQueued(message):
             return ("live:inserted", message.id)
-        case InboxDiscarded(message):
+        case MessageDiscarded(message):
             return ("live:discarded", message.id)
-        case InboxClaimed(message, turn):
+        case MessageClaimed(message, turn):
             return ("live:claimed", message.id, turn)
-        case StatusChanged(status):
+        case StatusUpdate(status):
             return ("live:status", status)
     raise AssertionError(notification)
 
@@ -92,7 +92,7 @@ class Recorder:
 
     def __init__(self, agent: AgentLoop) -> None:
         self.agent = agent
-        self.notifications: list[Notification] = []
+        self.notifications: list[LiveUpdate] = []
         self._entries: list[Entry] = []
         agent.session.subscribe(self._on_event)
         agent.subscribe(self._on_notification)
@@ -100,8 +100,8 @@ class Recorder:
     def _on_event(self, event: SessionEvent) -> None:
         self._entries.append(describe_event(event))
 
-    def _on_notification(self, notification: Notification) -> None:
-        if isinstance(notification, AssistantStreamStarted):
+    def _on_notification(self, notification: LiveUpdate) -> None:
+        if isinstance(notification, AssistantStarted):
             return  # the timelines here are about the inbox and status
         self.notifications.append(notification)
         self._entries.append(describe_notification(notification))

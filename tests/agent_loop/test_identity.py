@@ -4,7 +4,7 @@ derived history and the model request. A rewrite keeps the id; new context gets 
 
 from __future__ import annotations
 
-from dsh_agent import Enter, InboxClaimed, InboxInserted, PreStep, Reject
+from dsh_agent import Enter, MessageClaimed, MessageQueued, PreStep, Reject
 from dsh_agent._agent import CallNext
 from dsh_llm import TextBlock, UserMessage, create_user_message, replace_content
 from dsh_llm.testing import ScriptedAdapter
@@ -32,8 +32,8 @@ async def test_the_callers_object_is_the_one_everywhere(make_agent: AgentFactory
     events = agent.session.events
     spliced = next(e for e in events if e.type == "agent/inbox/spliced")
     entered = next(e for e in events if e.type == "user/message")
-    inserted = next(n for n in notifications if isinstance(n, InboxInserted))
-    claimed = next(n for n in notifications if isinstance(n, InboxClaimed))
+    inserted = next(n for n in notifications if isinstance(n, MessageQueued))
+    claimed = next(n for n in notifications if isinstance(n, MessageClaimed))
     assert spliced.data.inserted[0] is message
     assert inserted.message is message
     assert claimed.message is message

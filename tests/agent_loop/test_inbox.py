@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from dsh_agent import AgentLoop, InboxError, InboxInserted, Notification
+from dsh_agent import AgentLoop, InboxError, LiveUpdate, MessageQueued
 from dsh_llm import create_tool_result_message, replace_content
 from dsh_llm.testing import ScriptedAdapter
 from dsh_session import InboxSplicedData, Session
@@ -240,8 +240,8 @@ async def test_a_waking_send_removed_by_a_listener_still_opens_a_turn(
     adapter = ScriptedAdapter(["never"])
     agent = make_agent(adapter)
 
-    def withdraw(notification: Notification) -> None:
-        if isinstance(notification, InboxInserted):
+    def withdraw(notification: LiveUpdate) -> None:
+        if isinstance(notification, MessageQueued):
             agent.inbox.remove(notification.message.id)
 
     agent.subscribe(withdraw)

@@ -11,7 +11,7 @@ import pytest
 
 from dsh_agent import (
     AgentLoop,
-    AssistantStreamStarted,
+    AssistantStarted,
     CallNext,
     PreStep,
     PreStepDecision,
@@ -120,7 +120,7 @@ async def test_blocked_and_aborted_turns_are_outcomes_not_errors() -> None:
 
     aborted = _agent(ScriptedAdapter(["never"], delay=60))
     aborted.subscribe(
-        lambda note: aborted.cancel("user") if isinstance(note, AssistantStreamStarted) else None
+        lambda note: aborted.cancel("user") if isinstance(note, AssistantStarted) else None
     )
     result = await run(aborted, _prompt())
     assert (result.finish_reason, result.failure) == ("aborted", None)

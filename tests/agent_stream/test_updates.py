@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from dsh_agent import AgentLoop, StreamOverflowError, tool
+from dsh_agent import AgentLoop, LiveUpdate, StreamOverflowError, tool
 from dsh_agent.streaming import (
     AgentUpdate,
     AssistantCommitted,
@@ -75,6 +75,29 @@ def _describe(update: AgentUpdate) -> tuple[Any, ...]:
         case ToolCallCommitted(call_id=call_id) | ToolResultCommitted(call_id=call_id):
             return (type(update).__name__, call_id)
     return (type(update).__name__,)
+
+
+async def test_the_live_updates_in_the_stream_are_the_objects_observers_get() -> None:
+    agent = _tool_turn()
+    question = create_user_message(content="weather in Oslo?", source={"kind": "user"})
+    observed: list[LiveUpdate] = []
+    agent.subscribe(observed.append)
+
+    updates = [update async for update in agent.stream(question)]
+
+    live = [u for u in updates if isinstance(u, LiveUpdate)]
+    assert [type(u).__name__ for u in observed] == [
+        "MessageQueued",
+        "StatusUpdate",
+        "MessageClaimed",
+        "AssistantStarted",
+        "AssistantStarted",
+        "StatusUpdate",
+    ]
+    assert len(live) == len(observed)
+    assert all(streamed is sent for streamed, sent in zip(live, observed, strict=True))
+    queued = observed[0]
+    assert isinstance(queued, MessageQueued) and queued.message is question
 
 
 async def test_a_tool_turn_streams_every_element_in_order_with_its_ids() -> None:
