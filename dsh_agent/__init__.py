@@ -49,7 +49,6 @@ from dsh_agent.errors import (
     McpConnectTimeoutError,
     NothingToRetryError,
     OutputValidationError,
-    RequestMismatch,
     RequestReconstructionError,
     SessionInUseError,
     StreamOverflowError,
@@ -57,15 +56,7 @@ from dsh_agent.errors import (
     ToolArgumentsError,
     TurnFailed,
 )
-from dsh_agent.inbox import Inbox
-from dsh_agent.requests import (
-    ModelAttempt,
-    build_request,
-    diff_requests,
-    reconstruct_attempts,
-    reconstruct_request,
-    reconstruct_requests,
-)
+from dsh_agent.requests import reconstruct_requests
 from dsh_agent.retry import RetryPolicy
 from dsh_agent.streaming._stream import UpdateStream, run_stream
 from dsh_agent.streaming._sync import SyncAgent, run_sync
@@ -83,12 +74,9 @@ from dsh_agent.streaming._updates import (
 )
 from dsh_agent.tools import (
     Tool,
-    ToolCallOutcome,
     ToolContext,
-    ToolHandler,
     ToolOutput,
     ToolReturn,
-    execute_tool_call,
     tool,
 )
 
@@ -112,7 +100,6 @@ __all__ = [
     "CompactionError",
     "CompactionResult",
     "Enter",
-    "Inbox",
     "InboxError",
     "InboxTarget",
     "LiveUpdate",
@@ -122,7 +109,6 @@ __all__ = [
     "MessageClaimed",
     "MessageDiscarded",
     "MessageQueued",
-    "ModelAttempt",
     "ModelSettings",
     "ModelSummarizer",
     "NothingToRetryError",
@@ -134,7 +120,6 @@ __all__ = [
     "PreStepHandler",
     "ReasoningDelta",
     "Reject",
-    "RequestMismatch",
     "RequestReconstructionError",
     "RetryPolicy",
     "RunOptions",
@@ -152,9 +137,7 @@ __all__ = [
     "Tool",
     "ToolArgumentsError",
     "ToolCallCommitted",
-    "ToolCallOutcome",
     "ToolContext",
-    "ToolHandler",
     "ToolOutput",
     "ToolResultCommitted",
     "ToolReturn",
@@ -163,11 +146,6 @@ __all__ = [
     "TurnStarted",
     "UpdateStream",
     "UserMessageEntered",
-    "build_request",
-    "diff_requests",
-    "execute_tool_call",
-    "reconstruct_attempts",
-    "reconstruct_request",
     "reconstruct_requests",
     "run",
     "run_retry",

@@ -179,3 +179,13 @@ class CallNext(Protocol):
 
 PreStepHandler: TypeAlias = Callable[[PreStep, CallNext], Awaitable[PreStepDecision]]
 """``async def handler(step, call_next) -> Enter | Reject``."""
+
+__all__ = [
+    "Agent",
+    "CallNext",
+    "Enter",
+    "PreStep",
+    "PreStepDecision",
+    "PreStepHandler",
+    "Reject",
+]

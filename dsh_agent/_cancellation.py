@@ -104,3 +104,10 @@ class CancelScope:
                 self._interrupted = False
                 task.uncancel()
         self.check()
+
+
+__all__ = [
+    "CancelCauseInput",
+    "CancelScope",
+    "as_cancel_cause",
+]

@@ -70,3 +70,10 @@ class AgentConfig(Generic[DepsT]):
     def __post_init__(self) -> None:
         object.__setattr__(self, "tools", tuple(self.tools))
         object.__setattr__(self, "pre_step", tuple(self.pre_step))
+
+
+__all__ = [
+    "DEFAULT_RETRY",
+    "NO_SETTINGS",
+    "AgentConfig",
+]

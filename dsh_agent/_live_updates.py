@@ -107,3 +107,17 @@ class Notifier:
                 observer(update)
             except Exception:
                 _log.exception("agent %s: an update observer failed", self._agent_id)
+
+
+__all__ = [
+    "AgentStatus",
+    "AssistantStarted",
+    "InboxTarget",
+    "LiveUpdate",
+    "LiveUpdateObserver",
+    "MessageClaimed",
+    "MessageDiscarded",
+    "MessageQueued",
+    "Notifier",
+    "StatusUpdate",
+]

@@ -56,3 +56,8 @@ def parse_model_json(text: str) -> Any:
     if _nests_too_deep(value):
         raise _too_deep()
     return value
+
+
+__all__ = [
+    "parse_model_json",
+]

@@ -46,3 +46,8 @@ class ModelSettings:
         if not given:
             return config
         return RequestConfig.model_validate({**dict(config), **given})
+
+
+__all__ = [
+    "ModelSettings",
+]

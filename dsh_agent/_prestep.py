@@ -32,3 +32,8 @@ async def run_pre_step(handlers: Sequence[PreStepHandler], step: PreStep) -> Pre
         return decision
 
     return await call(0, step)
+
+
+__all__ = [
+    "run_pre_step",
+]

@@ -30,3 +30,8 @@ class RunResult(Generic[OutputT]):
     """Why the last turn of the interval failed, when it ended ``error``."""
     output: OutputT = _NO_OUTPUT
     """The validated answer when the run asked for an ``output_type`` (else None)."""
+
+
+__all__ = [
+    "RunResult",
+]

@@ -102,3 +102,11 @@ def _describe(error: ValidationError) -> str:
         location = ".".join(str(part) for part in detail["loc"]) or "(answer)"
         problems.append(f"'{location}': {detail['msg']}")
     return "; ".join(problems)
+
+
+__all__ = [
+    "DEFAULT_OUTPUT_CORRECTIONS",
+    "FINAL_RESULT_TOOL",
+    "OUTPUT_PLUGIN",
+    "OutputCollector",
+]

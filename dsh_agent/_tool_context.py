@@ -34,3 +34,8 @@ class ToolContext(Generic[DepsT_co]):
     ``TOOL_CANCELLED`` result."""
     deps: DepsT_co = _NO_DEPS
     """The loop's ``deps`` (``None`` when it was given none)."""
+
+
+__all__ = [
+    "ToolContext",
+]

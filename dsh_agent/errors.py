@@ -15,7 +15,6 @@ Every public exception of dsh_agent is defined here::
             ApprovalError
             BranchError
             RequestReconstructionError
-            RequestMismatch
             CompactionError
             McpConnectTimeoutError (also TimeoutError)
             McpConnectionLost
@@ -34,8 +33,6 @@ from dsh_llm._ids import CallId, MessageId
 from dsh_llm.errors import DshError, LlmError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from pydantic import BaseModel
 
     from dsh_agent._run_result import RunResult
@@ -52,7 +49,6 @@ __all__ = [
     "McpConnectionLost",
     "NothingToRetryError",
     "OutputValidationError",
-    "RequestMismatch",
     "RequestReconstructionError",
     "SessionInUseError",
     "StreamOverflowError",
@@ -186,15 +182,6 @@ class RequestReconstructionError(AgentError):
     def __init__(self, message: str, *, seq: int) -> None:
         super().__init__(message)
         self.seq = seq
-
-
-class RequestMismatch(AgentError):
-    """A live request differs from its reconstruction from the log; ``differences``
-    names each differing field (see :func:`~dsh_agent.requests.diff_requests`)."""
-
-    def __init__(self, differences: Sequence[str]) -> None:
-        super().__init__("request differs from its reconstruction: " + "; ".join(differences))
-        self.differences = tuple(differences)
 
 
 class CompactionError(AgentError):

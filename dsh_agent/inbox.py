@@ -258,3 +258,9 @@ class Inbox:
                     seq=seq,
                 )
             items[data.start : data.start + removed] = data.inserted
+
+
+__all__ = [
+    "Inbox",
+    "check_target",
+]

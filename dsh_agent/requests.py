@@ -188,3 +188,13 @@ def _message_differences(index: int, live: Message, rebuilt: Message) -> list[st
         for key in ("role", "content", "source")
         if getattr(live, key) != getattr(rebuilt, key)
     ]
+
+
+__all__ = [
+    "ModelAttempt",
+    "build_request",
+    "diff_requests",
+    "reconstruct_attempts",
+    "reconstruct_request",
+    "reconstruct_requests",
+]

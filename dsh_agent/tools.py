@@ -389,3 +389,16 @@ async def execute_tool_call(
         additional_contexts=output.additional_contexts,
         concludes_turn=output.concludes_turn,
     )
+
+
+__all__ = [
+    "Tool",
+    "ToolCallOutcome",
+    "ToolContent",
+    "ToolDecorator",
+    "ToolHandler",
+    "ToolOutput",
+    "ToolReturn",
+    "execute_tool_call",
+    "tool",
+]

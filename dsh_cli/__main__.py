@@ -4,3 +4,5 @@ from dsh_cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+__all__: list[str] = []

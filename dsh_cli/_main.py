@@ -101,3 +101,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dsh`` with ``argv`` (default: the process arguments); returns the exit status."""
     args = build_parser().parse_args(argv)
     return run_reporting_failures(args.run, args)
+
+
+__all__ = [
+    "DISTRIBUTION",
+    "SUBCOMMANDS",
+    "Subcommand",
+    "all_wire_schemas",
+    "build_parser",
+    "dsh_version",
+    "main",
+]

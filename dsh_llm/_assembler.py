@@ -192,3 +192,8 @@ class BlockAssembler:
         block = self._open(index, block_type)
         if block is not None:
             block.text.append(text)
+
+
+__all__ = [
+    "BlockAssembler",
+]

@@ -102,3 +102,13 @@ ToolResultBlock.model_rebuild()
 
 ContentBlockAdapter: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock)
 """Validates and dumps a single content block of any type."""
+
+__all__ = [
+    "ContentBlock",
+    "ContentBlockAdapter",
+    "ImageBlock",
+    "ReasoningBlock",
+    "TextBlock",
+    "ToolCallBlock",
+    "ToolResultBlock",
+]

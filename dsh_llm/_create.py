@@ -225,3 +225,17 @@ def _is_tool_result(block: object) -> bool:
     if isinstance(block, Mapping):
         return block.get("type") == "tool-result"
     return isinstance(block, ToolResultBlock)
+
+
+__all__ = [
+    "ContentInput",
+    "Role",
+    "SourceInput",
+    "create_assistant_message",
+    "create_message",
+    "create_system_message",
+    "create_tool_result_message",
+    "create_user_message",
+    "freeze_message",
+    "replace_content",
+]

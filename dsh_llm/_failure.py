@@ -34,3 +34,8 @@ class LlmFailure(DshModel):
         detail = str(error)
         message = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
         return cls(message=message, code="UNKNOWN")
+
+
+__all__ = [
+    "LlmFailure",
+]

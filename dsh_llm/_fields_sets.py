@@ -72,3 +72,9 @@ more than twice as much."""
 
 shared_fields_set_unless_extras: Any = property(_read_slot, _store_shared_unless_extras)
 """The same for a model that keeps unknown fields."""
+
+__all__ = [
+    "SharedFieldsSet",
+    "shared_fields_set",
+    "shared_fields_set_unless_extras",
+]

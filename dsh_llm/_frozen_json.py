@@ -238,3 +238,13 @@ else:
     # Pydantic sees only the validator/serializer pair, not the recursive alias.
     FrozenJson = Annotated[Any, _FrozenJsonAnnotation]
 """Field type for arbitrary JSON stored deep-frozen."""
+
+__all__ = [
+    "FrozenDict",
+    "FrozenJson",
+    "FrozenJsonValue",
+    "JsonScalar",
+    "freeze_json",
+    "frozen_copy",
+    "thaw_json",
+]

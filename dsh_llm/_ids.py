@@ -41,3 +41,15 @@ def new_uuid7() -> str:
 def new_message_id() -> MessageId:
     """Mint a new :data:`MessageId` (a UUIDv7 string)."""
     return MessageId(str(_uuid7()))
+
+
+__all__ = [
+    "ID_PATTERN",
+    "MAX_ID_LENGTH",
+    "CallId",
+    "CallIdField",
+    "MessageId",
+    "MessageIdField",
+    "new_message_id",
+    "new_uuid7",
+]

@@ -22,3 +22,10 @@ limit, so they are refused instead of written and then found unreadable."""
 
 NonNegativeInt = Annotated[int, Field(ge=0, le=JSON_INT_MAX)]
 """A count or duration that JSON readers everywhere read back exactly."""
+
+__all__ = [
+    "JSON_INT_MAX",
+    "JSON_INT_MIN",
+    "MAX_JSON_DEPTH",
+    "NonNegativeInt",
+]

@@ -142,3 +142,15 @@ MessageAdapter: TypeAdapter[Message] = TypeAdapter(Message)
 
 HistoryAdapter: TypeAdapter[tuple[Message, ...]] = TypeAdapter(tuple[Message, ...])
 """Validates and dumps a whole message history."""
+
+__all__ = [
+    "MESSAGE_TYPES",
+    "AssistantMessage",
+    "HistoryAdapter",
+    "Message",
+    "MessageAdapter",
+    "SystemMessage",
+    "ToolResultMessage",
+    "UserMessage",
+    "ValidatedMessages",
+]

@@ -105,3 +105,10 @@ class DshModel(BaseModel):
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
         return self
+
+
+__all__ = [
+    "DshModel",
+    "SerializedByMemberType",
+    "optional",
+]

@@ -39,3 +39,8 @@ class OpenDshModel(DshModel):
         """The unknown fields, as a read-only mapping."""
         extra: FrozenDict | None = self.__pydantic_extra__  # type: ignore[assignment]
         return extra
+
+
+__all__ = [
+    "OpenDshModel",
+]

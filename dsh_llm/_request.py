@@ -63,3 +63,10 @@ class ModelAdapter(Protocol):
     Cancellation is ordinary asyncio task cancellation."""
 
     def stream(self, request: GenerateRequest) -> AsyncIterator[StreamChunk]: ...
+
+
+__all__ = [
+    "GenerateRequest",
+    "ModelAdapter",
+    "ToolSchema",
+]

@@ -122,3 +122,11 @@ _WIRE_TYPES: dict[str, Any] = {
 def wire_schemas() -> dict[str, dict[str, Any]]:
     """``{TypeName: JSON Schema}`` for every public dsh_llm wire type."""
     return {name: json_schema_of(type_) for name, type_ in _WIRE_TYPES.items()}
+
+
+__all__ = [
+    "DRAFT_2020_12",
+    "json_schema_of",
+    "strict_2020_12",
+    "wire_schemas",
+]

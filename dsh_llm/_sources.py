@@ -156,3 +156,21 @@ an unknown kind is refused at run time; annotate a mapping as :class:`UserSource
 :class:`PluginSourceDict`, or build the model (``UserSource()``, ``PluginSource(plugin=...)``),
 to have a type checker catch a misspelled kind first. An unknown kind is created only
 from an explicit :class:`UnknownSource`, or imported with a whole message."""
+
+__all__ = [
+    "KNOWN_SOURCE_KINDS",
+    "KnownSource",
+    "ModelSource",
+    "PluginForm",
+    "PluginFormKind",
+    "PluginSource",
+    "PluginSourceDict",
+    "SnapshotSection",
+    "Source",
+    "ToolSource",
+    "UnknownSource",
+    "UserRoleSource",
+    "UserSource",
+    "UserSourceDict",
+    "UserSourceInput",
+]

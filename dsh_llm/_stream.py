@@ -27,23 +27,33 @@ class TokenUsage(DshModel):
 
 
 class StopFinish(DshModel):
+    """The model finished its answer on its own."""
+
     kind: Literal["stop"] = "stop"
 
 
 class ToolCallsFinish(DshModel):
+    """The model stopped to have its tool calls run."""
+
     kind: Literal["tool-calls"] = "tool-calls"
 
 
 class MaxTokensFinish(DshModel):
+    """The answer was cut at the output token limit."""
+
     kind: Literal["max-tokens"] = "max-tokens"
 
 
 class AbortedFinish(DshModel):
+    """The call was cancelled; ``failure`` says how."""
+
     kind: Literal["aborted"] = "aborted"
     failure: LlmFailure
 
 
 class ErrorFinish(DshModel):
+    """The call failed; ``failure`` says why."""
+
     kind: Literal["error"] = "error"
     failure: LlmFailure
 
@@ -67,12 +77,16 @@ class BlockStartChunk(DshModel):
 
 
 class TextDeltaChunk(DshModel):
+    """More text of the text block at ``index``."""
+
     type: Literal["text-delta"] = "text-delta"
     index: NonNegativeInt
     text: str
 
 
 class ReasoningDeltaChunk(DshModel):
+    """More reasoning text of the reasoning block at ``index``."""
+
     type: Literal["reasoning-delta"] = "reasoning-delta"
     index: NonNegativeInt
     text: str
@@ -98,6 +112,8 @@ class BlockEndChunk(DshModel):
 
 
 class UsageChunk(DshModel):
+    """The token counts of the call."""
+
     type: Literal["usage"] = "usage"
     usage: TokenUsage
 
@@ -125,3 +141,24 @@ StreamChunk: TypeAlias = Annotated[
 
 StreamChunkAdapter: TypeAdapter[StreamChunk] = TypeAdapter(StreamChunk)
 FinishReasonAdapter: TypeAdapter[FinishReason] = TypeAdapter(FinishReason)
+
+__all__ = [
+    "AbortedFinish",
+    "BlockEndChunk",
+    "BlockStartChunk",
+    "BlockType",
+    "ErrorFinish",
+    "FinishChunk",
+    "FinishReason",
+    "FinishReasonAdapter",
+    "MaxTokensFinish",
+    "ReasoningDeltaChunk",
+    "StopFinish",
+    "StreamChunk",
+    "StreamChunkAdapter",
+    "TextDeltaChunk",
+    "TokenUsage",
+    "ToolCallDeltaChunk",
+    "ToolCallsFinish",
+    "UsageChunk",
+]

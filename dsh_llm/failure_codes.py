@@ -50,3 +50,24 @@ def stop_reason_code(reason: str | None) -> str:
     """The code of a stop reason the adapter does not map (``content_filter``,
     ``refusal``, ...): the reason upper-cased, as the harness's adapter does."""
     return reason.upper().replace("-", "_") if reason else UNKNOWN
+
+
+__all__ = [
+    "ABORTED",
+    "AUTH",
+    "CONTEXT_WINDOW_EXCEEDED",
+    "EMPTY_RESPONSE",
+    "INVALID_CREDENTIAL",
+    "INVALID_REQUEST",
+    "MALFORMED_RESPONSE",
+    "QUOTA",
+    "RATE_LIMIT",
+    "RETRYABLE_CODES",
+    "SERVER",
+    "STREAM_CLOSED",
+    "TIMEOUT",
+    "TRANSPORT",
+    "UNKNOWN",
+    "http_status_code",
+    "stop_reason_code",
+]

@@ -266,3 +266,15 @@ class FunctionAdapter(_PlaybackAdapter):
             # adapters log what they could not handle (a returned exception is scripted).
             logger.warning("the FunctionAdapter's function raised", exc_info=True)
             raise
+
+
+__all__ = [
+    "FunctionAdapter",
+    "ModelFunction",
+    "Reply",
+    "Response",
+    "ScriptedAdapter",
+    "ScriptedChunk",
+    "ToolCallInput",
+    "reply",
+]

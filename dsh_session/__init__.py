@@ -1,6 +1,8 @@
 """dsh_session — the durable session log: header, typed events, surface derivation,
 request-header fold, fork, crash repair and persistence backends."""
 
+from typing import TYPE_CHECKING
+
 from dsh_session._approvals import ApprovalRecord, open_turn_approvals, undecided_call_ids
 from dsh_session._header import (
     SessionHeader,
@@ -120,6 +122,20 @@ from dsh_session.stores import (
     open_store,
 )
 
+if TYPE_CHECKING:
+    from dsh_session.stores.postgres import PostgresSessionStore
+
+
+def __getattr__(name: str) -> object:
+    """Import the PostgreSQL store (and psycopg, the ``postgres`` extra) only when it is
+    asked for."""
+    if name == "PostgresSessionStore":
+        from dsh_session.stores.postgres import PostgresSessionStore
+
+        return PostgresSessionStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "EVENT_TYPES",
     "SURFACE_TYPES",
@@ -177,6 +193,7 @@ __all__ = [
     "NotARegularFileError",
     "Observer",
     "ParentCause",
+    "PostgresSessionStore",
     "PostgresUnavailableError",
     "Replace",
     "RequestConfig",

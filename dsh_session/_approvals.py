@@ -77,3 +77,11 @@ def _open_turn_start(events: Sequence[SessionEvent]) -> int | None:
         if isinstance(event, TurnStartEvent):
             return index
     return None
+
+
+__all__ = [
+    "ApprovalRecord",
+    "approvals_since",
+    "open_turn_approvals",
+    "undecided_call_ids",
+]

@@ -131,3 +131,16 @@ def _version_problem(version: object) -> str:
             "upgrade dsh to read it"
         )
     return f"session format version {version!r} is not supported and has no upgrade path"
+
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MAX_SESSION_ID_LENGTH",
+    "SessionHeader",
+    "SessionId",
+    "SessionIdField",
+    "new_session_id",
+    "now_ms",
+    "parse_header",
+    "validate_session_id",
+]

@@ -254,3 +254,7 @@ _ADVANCES: dict[type[SessionEvent], Callable[[LogState, Any], None]] = {
     ToolResultEvent: LogState._advance_tool_result,
     RequestHeaderEvent: LogState._advance_request_header,
 }
+
+__all__ = [
+    "LogState",
+]

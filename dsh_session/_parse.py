@@ -151,3 +151,10 @@ def _diagnose(item: RawEvent, position: int) -> SessionFormatError | SessionCorr
             field=field,
         )
     return SessionCorruptError(f"event {seq} ({event_type!r}) is invalid", seq=seq)
+
+
+__all__ = [
+    "RawEvent",
+    "collector_paused",
+    "parse_events",
+]

@@ -174,3 +174,12 @@ def _interrupted_result(
         surface_op="append",
         source_event_seqs=(call.call_seq,) if call.call_seq is not None else None,
     )
+
+
+__all__ = [
+    "NOT_STARTED",
+    "NOT_STARTED_TEXT",
+    "OUTCOME_UNKNOWN",
+    "OUTCOME_UNKNOWN_TEXT",
+    "interrupted_turn_closers",
+]

@@ -16,3 +16,8 @@ def fold_request_header(events: Sequence[SessionEvent]) -> RequestHeader | None:
         if isinstance(event, RequestHeaderEvent):
             return event.data.header
     return None
+
+
+__all__ = [
+    "fold_request_header",
+]

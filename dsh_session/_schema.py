@@ -74,3 +74,8 @@ def wire_schemas() -> dict[str, dict[str, Any]]:
     for payload in _PAYLOADS:
         schemas[payload.__name__] = payload.model_json_schema()
     return {name: strict_2020_12(schema) for name, schema in schemas.items()}
+
+
+__all__ = [
+    "wire_schemas",
+]

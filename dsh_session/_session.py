@@ -371,3 +371,9 @@ def _new_header(id: str | None, header: SessionHeader | None) -> SessionHeader:
 def _with_fields(header: SessionHeader, **changes: Any) -> SessionHeader:
     """A validated copy of ``header`` with some fields changed."""
     return SessionHeader.model_validate({**header.model_dump(by_alias=False), **changes})
+
+
+__all__ = [
+    "Observer",
+    "Session",
+]

@@ -346,3 +346,10 @@ def _check_sources(event: SessionEvent) -> None:
                 field="sourceEventSeqs",
             )
         seen.add(seq)
+
+
+__all__ = [
+    "Span",
+    "Surface",
+    "project",
+]

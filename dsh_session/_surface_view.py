@@ -104,3 +104,10 @@ class SurfaceView(Sequence[SurfaceNode]):
 
     def __repr__(self) -> str:
         return f"SurfaceView(seqs={list(self.seqs)!r}, generation={self.generation})"
+
+
+__all__ = [
+    "SurfaceNode",
+    "SurfaceView",
+    "message_of",
+]

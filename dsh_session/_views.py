@@ -79,3 +79,9 @@ class MessageView(PrefixView[Message], ValidatedMessages):
         # whole (nothing appended since), is 2-3x as fast as iterating the view.
         items = self._items
         return tuple(items) if len(items) == self._length else tuple(items[: self._length])
+
+
+__all__ = [
+    "MessageView",
+    "PrefixView",
+]

@@ -1,1 +1,3 @@
 """Private implementation."""
+
+__all__: list[str] = []

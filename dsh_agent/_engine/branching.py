@@ -236,3 +236,17 @@ async def start_branch(
     except BaseException:
         await branch.aclose()
         raise
+
+
+__all__ = [
+    "EditPlan",
+    "Regeneration",
+    "answer_to_last_prompt",
+    "check_idle",
+    "fork_before",
+    "is_prompt",
+    "is_regeneration",
+    "plan_edit",
+    "shadow_answer",
+    "start_branch",
+]

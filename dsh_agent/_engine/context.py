@@ -93,3 +93,15 @@ class Resume:
 
 TurnKind: TypeAlias = Fresh | Rerun | Regenerate | Resume
 FRESH = Fresh()
+
+__all__ = [
+    "FRESH",
+    "Checkpoint",
+    "EngineContext",
+    "Fresh",
+    "Prelude",
+    "Regenerate",
+    "Rerun",
+    "Resume",
+    "TurnKind",
+]

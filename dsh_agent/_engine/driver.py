@@ -225,3 +225,8 @@ class TurnDriver:
                 self.start()
         if self._task is None:  # idle: the loop is its program's to keep or to drop
             self._owner = None
+
+
+__all__ = [
+    "TurnDriver",
+]

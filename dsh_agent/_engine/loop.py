@@ -383,3 +383,8 @@ class AgentLoop:
         store = self._config.store
         if store is not None:
             await store.flush(self._session)
+
+
+__all__ = [
+    "AgentLoop",
+]

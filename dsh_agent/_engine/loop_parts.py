@@ -145,3 +145,12 @@ def build_parts(wiring: LoopWiring, session: Session, config: AgentConfig[Any]) 
     turns = TurnRunner(context=context, steps=steps)
     driver = TurnDriver(context=context, steps=steps, turns=turns)
     return LoopParts(context=context, steps=steps, driver=driver)
+
+
+__all__ = [
+    "ClosedFlag",
+    "LoopParts",
+    "LoopWiring",
+    "build_parts",
+    "store_checkpoint",
+]

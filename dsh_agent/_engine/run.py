@@ -185,3 +185,12 @@ def _last_turn_end(events: Sequence[SessionEvent]) -> TurnEndEvent | None:
         if isinstance(event, TurnEndEvent):
             return event
     return None
+
+
+__all__ = [
+    "RequestOverridable",
+    "run",
+    "run_retry",
+    "run_verb",
+    "run_with",
+]

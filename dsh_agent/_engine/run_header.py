@@ -92,3 +92,11 @@ def overridden(
         tools=schemas or None,
     )
     return changed, merged
+
+
+__all__ = [
+    "HEADER_CACHE_SIZE",
+    "index_tools",
+    "loop_header",
+    "overridden",
+]

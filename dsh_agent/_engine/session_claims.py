@@ -50,3 +50,9 @@ def release(session: Session, owner: object) -> None:
     held = _owners.get(key)
     if held is not None and held() is owner:
         del _owners[key]
+
+
+__all__ = [
+    "claim",
+    "release",
+]

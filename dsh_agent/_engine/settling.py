@@ -30,3 +30,8 @@ async def until_one_done(tasks: Collection[asyncio.Future[Any]]) -> None:
     finally:
         for task in tasks:
             task.remove_done_callback(wake)
+
+
+__all__ = [
+    "until_one_done",
+]

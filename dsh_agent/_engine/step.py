@@ -23,7 +23,6 @@ from dsh_agent._engine.tool_runner import ToolRunner
 from dsh_agent._live_updates import AssistantStarted
 from dsh_agent.approvals._gate import _ApprovalsPending
 from dsh_agent.approvals._open_step import open_step
-from dsh_agent.errors import RequestMismatch
 from dsh_agent.requests import build_request, diff_requests, reconstruct_request
 from dsh_agent.tools import Tool
 from dsh_llm._assembler import BlockAssembler
@@ -138,7 +137,7 @@ class StepRunner:
             if self._check_requests:
                 differences = diff_requests(request, reconstruct_request(self._ctx.session.events))
                 if differences:
-                    mismatch = str(RequestMismatch(differences))
+                    mismatch = "; ".join(differences)
                     # The harness has no check mode; its nearest code, detail in the message.
                     failure = LlmFailure(
                         message=f"request mismatch: {mismatch}", code=INVALID_REQUEST
@@ -357,3 +356,10 @@ async def _close(stream: AsyncIterator[StreamChunk]) -> None:
     aclose = getattr(stream, "aclose", None)
     if aclose is not None:
         await aclose()
+
+
+__all__ = [
+    "INCOMPLETE_STREAM",
+    "MALFORMED_STREAM",
+    "StepRunner",
+]

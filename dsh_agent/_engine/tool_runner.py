@@ -240,3 +240,10 @@ def _not_started(error: Exception) -> ToolCallOutcome:
         meta=None,
         additional_contexts=(),
     )
+
+
+__all__ = [
+    "ABORTED_BEFORE_DISPATCH",
+    "DEFAULT_MAX_PARALLEL",
+    "ToolRunner",
+]

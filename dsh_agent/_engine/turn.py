@@ -139,3 +139,8 @@ class TurnRunner:
         with scope.interruptible():
             decision = await run_pre_step(handlers, PreStep(agent, claimed, turn, step))
         return None if isinstance(decision, Reject) else tuple(decision.messages)
+
+
+__all__ = [
+    "TurnRunner",
+]

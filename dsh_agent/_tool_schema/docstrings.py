@@ -167,3 +167,9 @@ def _store(into: dict[str, str], name: str | None, parts: list[str]) -> None:
     text = _join(parts)
     if name is not None and text:
         into.setdefault(name, text)
+
+
+__all__ = [
+    "ParsedDocstring",
+    "parse_docstring",
+]

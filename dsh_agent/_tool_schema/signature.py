@@ -101,3 +101,10 @@ def _field(parameter: inspect.Parameter) -> FieldInfo:
     if default is inspect.Parameter.empty:
         return named
     return FieldInfo.merge_field_infos(Field(default), named)
+
+
+__all__ = [
+    "ToolSignature",
+    "inspect_function",
+    "is_context_annotation",
+]

@@ -238,3 +238,10 @@ class ApprovalGate:
         self._session.append(
             "tool/result", ToolResultData(turn=turn, step=step, message=message, error=error)
         )
+
+
+__all__ = [
+    "ApprovalGate",
+    "Outcome",
+    "PendingApproval",
+]

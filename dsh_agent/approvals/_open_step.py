@@ -50,3 +50,9 @@ def open_step(session: Session) -> OpenStep | None:
     return OpenStep(
         turn=turn, step=step, calls=tuple(calls), answered=frozenset(answered), start=start
     )
+
+
+__all__ = [
+    "OpenStep",
+    "open_step",
+]

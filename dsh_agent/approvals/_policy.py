@@ -34,3 +34,9 @@ def approval_needed(
         if verdict:
             return True, None
     return tool.requires_approval, None
+
+
+__all__ = [
+    "ApprovalPolicy",
+    "approval_needed",
+]

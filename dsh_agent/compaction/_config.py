@@ -54,3 +54,10 @@ class Compaction:
             )
         if self.max_tokens < 1 or self.extra_summaries < 0:
             raise ValueError("max_tokens must be >= 1 and extra_summaries >= 0")
+
+
+__all__ = [
+    "DEFAULT_PRUNE",
+    "KNOWN_CONTEXT_WINDOWS",
+    "Compaction",
+]

@@ -258,3 +258,11 @@ class CompactionEngine:
             shadowed_token_count=shadowed_tokens,
             checkpoint_token_count=checkpoint_tokens,
         )
+
+
+__all__ = [
+    "CHECKPOINT_PLUGIN",
+    "CompactionEngine",
+    "CompactionResult",
+    "error_chain",
+]

@@ -104,3 +104,8 @@ class ContextHook:
         if self.engine is None:
             raise ValueError("compact_now() needs an AgentLoop built with compaction=Compaction()")
         return await self.engine.summarize_head(None, retain_tokens=0)
+
+
+__all__ = [
+    "ContextHook",
+]

@@ -216,3 +216,16 @@ class TokenMeter:
             tokens=reported if from_usage and reported is not None else estimate,
             from_usage=from_usage,
         )
+
+
+__all__ = [
+    "BLOCK_OVERHEAD",
+    "CHARS_PER_TOKEN",
+    "ROLE_OVERHEAD",
+    "HeuristicCounter",
+    "Pressure",
+    "TokenCounter",
+    "TokenMeter",
+    "estimate_content",
+    "usage_tokens",
+]

@@ -53,3 +53,9 @@ def plan_summary(view: SurfaceView, price: Callable[[int], int], retain_tokens: 
     while keep_from > 0 and not cuts[keep_from]:
         keep_from -= 1
     return keep_from or None
+
+
+__all__ = [
+    "balanced_cuts",
+    "plan_summary",
+]

@@ -145,3 +145,13 @@ class ToolResultPruner:
             chars_before=text_chars(event.data.message.content[0].content),
             chars_after=text_chars(content),
         )
+
+
+__all__ = [
+    "PRUNE_MARKER",
+    "PruneConfig",
+    "Pruned",
+    "ToolResultPruner",
+    "prune_content",
+    "text_chars",
+]

@@ -170,3 +170,18 @@ def frame(summary: tuple[TextBlock, ...]) -> tuple[TextBlock, ...]:
         *summary,
         TextBlock(text=SUMMARY_CLOSE),
     )
+
+
+__all__ = [
+    "INSTRUCTION",
+    "PREAMBLE",
+    "SUMMARY_CLOSE",
+    "SUMMARY_OPEN",
+    "ModelSummarizer",
+    "SummarizationInput",
+    "Summarizer",
+    "Summary",
+    "as_summary",
+    "frame",
+    "text_only",
+]

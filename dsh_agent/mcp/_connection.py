@@ -187,3 +187,9 @@ def _summary(error: BaseException) -> str:
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
         error = error.exceptions[0]
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+__all__ = [
+    "McpConnection",
+    "McpTarget",
+]

@@ -35,3 +35,9 @@ def _block(item: object) -> ContentBlock:
     dump = getattr(item, "model_dump", None)
     shown = dump(mode="json", by_alias=True, exclude_none=True) if callable(dump) else str(item)
     return TextBlock(text=to_json(shown).decode())
+
+
+__all__ = [
+    "STRUCTURED_META_KEY",
+    "tool_output",
+]

@@ -120,3 +120,8 @@ class McpToolset:
             parameters=schema,
             handler=call,
         )
+
+
+__all__ = [
+    "McpToolset",
+]

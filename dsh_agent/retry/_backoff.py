@@ -29,3 +29,9 @@ def retry_delay_ms(
     if asked is not None and asked > 0:
         return asked if asked <= policy.max_delay_ms else None
     return local_delay_ms(policy, retry, random)
+
+
+__all__ = [
+    "local_delay_ms",
+    "retry_delay_ms",
+]

@@ -126,3 +126,10 @@ def _remaining(data: LlmRetryData) -> int | None:
     if data.max_retries is None:
         return None
     return max(data.max_retries - data.retry, 0)
+
+
+__all__ = [
+    "RetryTarget",
+    "prior_retry",
+    "retry_target",
+]

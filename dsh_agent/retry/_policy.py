@@ -72,3 +72,8 @@ class RetryPolicy:
 def _js_number(value: float) -> float | int:
     """``value`` as JavaScript would print it: an integral float without ``.0``."""
     return int(value) if float(value).is_integer() else value
+
+
+__all__ = [
+    "RetryPolicy",
+]

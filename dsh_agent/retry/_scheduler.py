@@ -114,3 +114,8 @@ class RetryScheduler:
         if carried is not None and carried[0] == turn and step == 1:
             return carried[1]
         return self._policy.max_retries
+
+
+__all__ = [
+    "RetryScheduler",
+]

@@ -265,3 +265,14 @@ async def ag_ui_sse(
         return
     for event in encoder.finish():
         yield sse_line(event)
+
+
+__all__ = [
+    "SSE_MEDIA_TYPE",
+    "AgUiEncoder",
+    "AgUiEvent",
+    "ag_ui_events",
+    "ag_ui_sse",
+    "reasoning_message_id",
+    "sse_line",
+]

@@ -63,3 +63,8 @@ class LoopThread:
         if last:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join()
+
+
+__all__ = [
+    "LoopThread",
+]

@@ -356,3 +356,11 @@ def run_stream(
         buffer.stop_observing()
         raise
     return UpdateStream(buffer)
+
+
+__all__ = [
+    "DEFAULT_MAX_PENDING",
+    "StreamedAgent",
+    "UpdateStream",
+    "run_stream",
+]

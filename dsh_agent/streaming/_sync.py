@@ -267,3 +267,10 @@ class SyncAgent:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+__all__ = [
+    "AgentFactory",
+    "SyncAgent",
+    "run_sync",
+]

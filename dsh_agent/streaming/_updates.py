@@ -161,3 +161,16 @@ AgentUpdate: TypeAlias = (
     | TurnEnded
 )
 """Any update of an agent stream."""
+
+__all__ = [
+    "AgentUpdate",
+    "AssistantCommitted",
+    "AssistantFailed",
+    "ReasoningDelta",
+    "TextDelta",
+    "ToolCallCommitted",
+    "ToolResultCommitted",
+    "TurnEnded",
+    "TurnStarted",
+    "UserMessageEntered",
+]

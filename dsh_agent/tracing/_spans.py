@@ -280,3 +280,8 @@ def _fail(span: Span, error_type: str, description: str) -> None:
 
 def _json(values: list[object]) -> str:
     return to_json(values, by_alias=True).decode()
+
+
+__all__ = [
+    "SpanRecorder",
+]

@@ -144,3 +144,15 @@ async def _chat(args: argparse.Namespace) -> int:
         if not session.seq:  # nothing was said: leave no empty session behind
             store.detach(session)
         return status
+
+
+__all__ = [
+    "API_KEY_VARIABLES",
+    "HELP",
+    "HOSTED_API_HOSTS",
+    "NO_KEY",
+    "add_arguments",
+    "build_adapter",
+    "needs_api_key",
+    "run",
+]

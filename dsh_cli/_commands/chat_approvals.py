@@ -90,3 +90,16 @@ async def decide_line(agent: AgentLoop, line: str, *, answers: bool) -> str | No
         return f"approved call {call_id}"
     await agent.deny(call_id, reason.strip() or None)
     return f"denied call {call_id}"
+
+
+__all__ = [
+    "APPROVE",
+    "DENY",
+    "NO",
+    "YES",
+    "ask_prompt",
+    "decide_line",
+    "describe",
+    "load_tools",
+    "pending_note",
+]

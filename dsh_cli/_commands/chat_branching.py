@@ -90,3 +90,15 @@ def find_prompt(agent: AgentLoop, fragment: str) -> Message:
 
 def _prompts(agent: AgentLoop) -> list[Message]:
     return [message for message in agent.session.derive_messages() if is_prompt(message)]
+
+
+__all__ = [
+    "EDIT",
+    "EDIT_USAGE",
+    "HELP",
+    "REGENERATE",
+    "Branched",
+    "find_prompt",
+    "is_branch_command",
+    "run_branch_command",
+]

@@ -75,3 +75,13 @@ class InterruptPolicy:
         self._cancelled_turn = turn
         agent.cancel("user", keep_inbox=True)
         return False
+
+
+__all__ = [
+    "CONTEXT_PLUGIN",
+    "EXIT_COMMANDS",
+    "INJECT",
+    "RETRY",
+    "InterruptPolicy",
+    "deliver_line",
+]

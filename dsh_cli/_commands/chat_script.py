@@ -119,3 +119,8 @@ async def chat_from_lines(agent: AgentLoop, lines: TextIO) -> int:
     finally:
         unsubscribe()
     return 1 if writer.failed_turns or refused else 0
+
+
+__all__ = [
+    "chat_from_lines",
+]

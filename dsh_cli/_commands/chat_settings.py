@@ -28,3 +28,9 @@ def model_settings(args: argparse.Namespace) -> ModelSettings:
         reasoning_effort=args.reasoning_effort,
         stop=None if args.stop is None else tuple(args.stop),
     )
+
+
+__all__ = [
+    "add_settings_arguments",
+    "model_settings",
+]

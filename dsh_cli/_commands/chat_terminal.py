@@ -200,3 +200,12 @@ class TerminalChat:
                 f"sees them at its next turn (dsh chat --session {self._agent.id})",
                 "yellow",
             )
+
+
+__all__ = [
+    "HELP_TEXT",
+    "PROMPT",
+    "STEER_PROMPT",
+    "HeldLine",
+    "TerminalChat",
+]

@@ -257,3 +257,13 @@ def _print_unfinished_turns(console: Console, session: Session) -> bool:
     for end in unfinished:
         console.print(Text(f"✗ turn {end.turn}: {describe_reason(end.reason)}", style="red"))
     return not unfinished
+
+
+__all__ = [
+    "HELP",
+    "MODEL",
+    "PROVIDER",
+    "SYSTEM",
+    "add_arguments",
+    "run",
+]

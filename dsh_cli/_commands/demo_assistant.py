@@ -139,3 +139,12 @@ def _text_of_result(message: ToolResultMessage) -> str:
     return " ".join(
         block.text for block in message.content[0].content if isinstance(block, TextBlock)
     )
+
+
+__all__ = [
+    "DEMO_TOOLS",
+    "TOOL_LATENCY",
+    "calculate",
+    "demo_model",
+    "weather",
+]

@@ -49,3 +49,12 @@ def run_reporting_failures(
             raise
         sys.stderr.write(f"dsh: error: {one_line(error)}\n")
         return 1
+
+
+__all__ = [
+    "EXPECTED_ERRORS",
+    "INTERRUPTED",
+    "add_debug_argument",
+    "one_line",
+    "run_reporting_failures",
+]

@@ -45,3 +45,11 @@ def progress(description: str) -> Iterator[Status | None]:
         return
     with console.status(description) as status:
         yield status
+
+
+__all__ = [
+    "print_json",
+    "progress",
+    "stderr_console",
+    "stdout_console",
+]

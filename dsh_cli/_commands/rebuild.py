@@ -1,7 +1,7 @@
 """Re-building every model request from a session log, for ``demo`` and ``sessions verify``.
 
 Each request that produced output is rebuilt from the log alone
-(:func:`~dsh_agent.reconstruct_attempts`, in one pass and without copying any
+(:func:`~dsh_agent.requests.reconstruct_attempts`, in one pass and without copying any
 history) and described by how it differs from the request before it: the splices that
 turn the previous message-id list into this one (messages added at the end, or a range
 rewritten by a surface replace such as compaction), its message count and a digest of
@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from dsh_agent import ModelAttempt, diff_requests, reconstruct_attempts
+from dsh_agent.requests import ModelAttempt, diff_requests, reconstruct_attempts
 from dsh_llm import GenerateRequest, Message
 from dsh_session import SessionEvent
 
@@ -252,3 +252,14 @@ def print_differences(console: Console, rebuilt: Sequence[RebuiltRequest]) -> No
     for item in rebuilt:
         for difference in item.differences or ():
             console.print(Text(f"request {item.number}: {difference}", style="red"))
+
+
+__all__ = [
+    "FULL_TABLE_ROWS",
+    "RebuiltRequest",
+    "Splice",
+    "id_list_digest",
+    "print_differences",
+    "rebuild_requests",
+    "request_table",
+]

@@ -283,3 +283,19 @@ def message_preview(message: UserMessage, width: int = 60) -> str:
     text = " ".join(block.text for block in message.content if isinstance(block, TextBlock))
     first = text.strip().splitlines()[0] if text.strip() else ""
     return first if len(first) <= width else first[: width - 1] + "…"
+
+
+__all__ = [
+    "REPAIR_CODES",
+    "SHORT_ID_LENGTH",
+    "TranscriptPrinter",
+    "block_text",
+    "describe_reason",
+    "describe_retry",
+    "describe_usage",
+    "format_time",
+    "indented",
+    "message_preview",
+    "short_id",
+    "speaker",
+]

@@ -37,3 +37,10 @@ async def resolve_session_id(store: SessionStore, given: str) -> str:
         given=given,
         matches=matches,
     )
+
+
+__all__ = [
+    "ID_HELP",
+    "SHOWN_CANDIDATES",
+    "resolve_session_id",
+]

@@ -271,3 +271,13 @@ async def _export(args: argparse.Namespace) -> int:
         _write_jsonl(session, out)
     stderr_console().print(f"wrote {session.seq} events of {session.id} to {args.out}")
     return 0
+
+
+__all__ = [
+    "HELP",
+    "Action",
+    "add_arguments",
+    "describe_fork",
+    "describe_seed",
+    "run",
+]

@@ -96,3 +96,10 @@ def _confirm(session_id: str, description: str) -> None:
     answer = sys.stdin.readline().strip().lower()
     if answer not in ("y", "yes"):
         raise DeleteNotConfirmedError(f"session {session_id} was not deleted")
+
+
+__all__ = [
+    "HELP",
+    "add_arguments",
+    "delete",
+]

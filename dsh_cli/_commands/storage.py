@@ -57,3 +57,12 @@ def _unreadable(store: SessionStore, session_id: str) -> Iterator[None]:
         raise UnreadableSessionError(
             f"session {session_id!r} in {store} cannot be loaded: {error}"
         ) from error
+
+
+__all__ = [
+    "DEFAULT_STORE_URL",
+    "add_json_argument",
+    "add_store_argument",
+    "load_session",
+    "read_session",
+]

@@ -57,3 +57,9 @@ def summarize(session: Session) -> SessionSummary:
         events=session.seq,
         first_prompt="" if prompt is None else message_preview(prompt),
     )
+
+
+__all__ = [
+    "SessionSummary",
+    "summarize",
+]

@@ -57,3 +57,10 @@ class SafeConsole(Console):
                 yield Segment(neutralise(segment.text), segment.style)
             else:
                 yield segment
+
+
+__all__ = [
+    "SafeConsole",
+    "escape_json_controls",
+    "neutralise",
+]

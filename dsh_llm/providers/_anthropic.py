@@ -116,3 +116,10 @@ class AnthropicAdapter:
             stream=True,
             extra_body=body.options,
         )
+
+
+__all__ = [
+    "ANTHROPIC_ERRORS",
+    "DEFAULT_MAX_TOKENS",
+    "AnthropicAdapter",
+]

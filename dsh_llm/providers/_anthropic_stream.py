@@ -229,3 +229,8 @@ def _thinking_entry(block: ThinkingBlock | RedactedThinkingBlock) -> tuple[dict[
     signature = optional_name(block.signature, "content_block.signature")
     text = optional_text(block.thinking, "content_block.thinking") or ""
     return {"type": "thinking", "signature": signature}, text
+
+
+__all__ = [
+    "MessagesStreamTranslator",
+]

@@ -206,3 +206,13 @@ def _text_blocks(message: SystemMessage) -> list[str]:
             raise unsupported_block(API, message.id, block.type, "a system message")
         texts.append(block.text)
     return texts
+
+
+__all__ = [
+    "API",
+    "REPLAY_FORMAT",
+    "MessagesBody",
+    "WireBlock",
+    "WireMessage",
+    "messages_body",
+]

@@ -131,3 +131,9 @@ class BlockBuilder:
             name=partial.name or "",
             arguments=text,
         )
+
+
+__all__ = [
+    "BlockBuilder",
+    "StreamedBlockType",
+]

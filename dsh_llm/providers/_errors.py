@@ -313,3 +313,13 @@ def _text(error: BaseException) -> str:
 def _describe(error: BaseException) -> str:
     text = _text(error)
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+__all__ = [
+    "SdkErrors",
+    "code_for_status",
+    "failure_from_exception",
+    "retry_after_ms",
+    "translation_failure",
+    "unsupported_block",
+]

@@ -127,3 +127,10 @@ class OpenAIChatAdapter:
             stream_options={"include_usage": True},
             extra_body=body.options,
         )
+
+
+__all__ = [
+    "KNOWN_PROVIDERS",
+    "OPENAI_ERRORS",
+    "OpenAIChatAdapter",
+]

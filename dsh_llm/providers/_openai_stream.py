@@ -193,3 +193,9 @@ def usage_from_wire(usage: CompletionUsage) -> TokenUsage:
         cache_read_tokens=cached,
         reasoning_tokens=reasoning,
     )
+
+
+__all__ = [
+    "ChatStreamTranslator",
+    "usage_from_wire",
+]

@@ -151,3 +151,15 @@ def _image_url(block: ImageBlock) -> str:
     if block.url is not None:
         return block.url
     return f"data:{block.media_type};base64,{block.data}"
+
+
+__all__ = [
+    "API",
+    "REASONING_FIELDS",
+    "REPLAY_FORMAT",
+    "TEXT_SEPARATOR",
+    "ChatBody",
+    "MaxTokensField",
+    "WireMessage",
+    "chat_body",
+]

@@ -30,3 +30,8 @@ def own_replay_state(
     ):
         return None
     return state
+
+
+__all__ = [
+    "own_replay_state",
+]

@@ -211,3 +211,17 @@ async def _close(stream: SdkStream[EventT]) -> None:
         await stream.close()
     except Exception:
         logger.warning("closing a provider stream failed", exc_info=True)
+
+
+__all__ = [
+    "DEFAULT_FIRST_CHUNK_TIMEOUT",
+    "DEFAULT_IDLE_TIMEOUT",
+    "EventTranslator",
+    "SdkStream",
+    "checked_idle_timeout",
+    "checked_timeout",
+    "error_finish",
+    "run_stream",
+    "stream_cut_short",
+    "unknown_stop",
+]

@@ -49,3 +49,10 @@ class SurrogateJoiner:
         """What the field still owes at its end: U+FFFD for a held high half."""
         held, self._held = self._held, ""
         return REPLACEMENT if held else ""
+
+
+__all__ = [
+    "REPLACEMENT",
+    "SurrogateJoiner",
+    "storable_text",
+]

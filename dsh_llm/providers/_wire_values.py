@@ -84,3 +84,14 @@ def _shown(value: object) -> str:
     """A short, storable rendering of an offending value."""
     shown = repr(value)
     return shown if len(shown) <= 80 else f"{shown[:77]}..."
+
+
+__all__ = [
+    "index",
+    "items",
+    "optional_call_id",
+    "optional_count",
+    "optional_name",
+    "optional_text",
+    "required_count",
+]

@@ -29,3 +29,9 @@ def loads_record(text: str | bytes, *, what: str, seq: int | None = None) -> Any
         raise HarnessCorruptError(f"{what} nests too deep to read", seq=seq) from None
     except ValueError as error:
         raise HarnessCorruptError(f"{what} is not valid JSON ({error})", seq=seq) from None
+
+
+__all__ = [
+    "dumps_js",
+    "loads_record",
+]

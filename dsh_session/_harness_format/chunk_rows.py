@@ -296,3 +296,15 @@ def expand_record(
             }
         )
     return events
+
+
+__all__ = [
+    "CHUNK_ROW_TYPES",
+    "JSONL_BOUNDS",
+    "MIN_RUN",
+    "SQLITE_BOUNDS",
+    "Json",
+    "RowBounds",
+    "expand_record",
+    "pack_chunk_runs",
+]

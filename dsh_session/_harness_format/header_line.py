@@ -104,3 +104,14 @@ def header_line(header: Json) -> str:
 def session_header(line: Json) -> Json:
     """The header the harness holds after load: the line without its ``type`` tag."""
     return {k: v for k, v in line.items() if k != "type"}
+
+
+__all__ = [
+    "HARNESS_FORMAT_VERSION",
+    "HEADER_FIELD_ORDER",
+    "Json",
+    "header_line",
+    "parse_header_line",
+    "session_header",
+    "validate_header",
+]

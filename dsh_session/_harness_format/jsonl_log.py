@@ -265,3 +265,17 @@ def encode_log(
     parts = [encode_frame(head) if compress else head]
     parts.extend(encode_batch(b, pack_chunks=pack_chunks, compress=compress) for b in batches)
     return b"".join(parts)
+
+
+__all__ = [
+    "HarnessLog",
+    "Json",
+    "TornArtifactTail",
+    "batch_text",
+    "encode_batch",
+    "encode_log",
+    "intact_records",
+    "read_log",
+    "read_plain_log",
+    "read_zstd_log",
+]

@@ -139,3 +139,18 @@ def list_session_folders(root: Path) -> list[SessionFolder]:
             path = packed if packed.is_file() else plain
             found[session_id] = SessionFolder(session_id, path, compressed=path == packed)
     return sorted(found.values(), key=lambda folder: str(folder.path))
+
+
+__all__ = [
+    "NO_CWD_DIR",
+    "PLAIN_LOG_NAME",
+    "ZSTD_LOG_NAME",
+    "SessionFolder",
+    "decode_segment",
+    "encode_segment",
+    "list_session_folders",
+    "log_path",
+    "project_dir",
+    "project_key",
+    "session_dir",
+]

@@ -249,3 +249,10 @@ def migrate_legacy_events(events: Iterable[Any], session_id: str) -> list[Any]:
             ids[event["seq"]] = identity
         out.append(event)
     return out
+
+
+__all__ = [
+    "Json",
+    "legacy_message_id",
+    "migrate_legacy_events",
+]

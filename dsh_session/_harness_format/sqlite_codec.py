@@ -172,3 +172,18 @@ def encode_record(record: Json) -> EventRow:
         surface_op=None if op is None else dumps_js(op),
         ignorable=1 if record.get("ignorable") is True else None,
     )
+
+
+__all__ = [
+    "PACKED_ROW_SENTINEL",
+    "ZSTD_DATA_LEVEL",
+    "ZSTD_DATA_THRESHOLD_BYTES",
+    "EventRow",
+    "Json",
+    "decode_data",
+    "decode_row",
+    "decode_source_event_seqs",
+    "encode_data",
+    "encode_record",
+    "encode_source_event_seqs",
+]

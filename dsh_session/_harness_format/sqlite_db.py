@@ -314,3 +314,21 @@ def delete_session(connection: sqlite3.Connection, session_id: str) -> bool:
         connection.execute("ROLLBACK")
         raise
     return found > 0
+
+
+__all__ = [
+    "APPLICATION_ID",
+    "SCHEMA_SQL",
+    "SCHEMA_VERSION",
+    "Json",
+    "StoredSession",
+    "append_batch",
+    "check_schema",
+    "create_database",
+    "delete_session",
+    "initialize_database",
+    "physical_rows",
+    "read_database",
+    "read_headers",
+    "read_stored_session",
+]

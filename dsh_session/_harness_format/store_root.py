@@ -51,3 +51,10 @@ def check_placement(root: Path, folder: SessionFolder, header: dict[str, Any]) -
             f"{folder.path} holds the header of session {header_id!r}, which belongs at {expected}",
             field="id",
         )
+
+
+__all__ = [
+    "check_placement",
+    "find_session",
+    "read_session",
+]

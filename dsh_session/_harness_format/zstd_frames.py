@@ -127,3 +127,14 @@ def encode_frame(plaintext: bytes) -> bytes:
     return compressor.compress(plaintext, zstd.ZstdCompressor.CONTINUE) + compressor.flush(
         zstd.ZstdCompressor.FLUSH_FRAME
     )
+
+
+__all__ = [
+    "ZSTD_MAGIC",
+    "FrameRange",
+    "FrameScan",
+    "decode_frame",
+    "decode_torn_prefix",
+    "encode_frame",
+    "scan_frames",
+]

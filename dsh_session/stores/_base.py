@@ -465,3 +465,12 @@ class SessionStore(ABC):
             self._check_open()
             raise StoreError(f"session {session.id!r} is not attached to this store")
         return tracked
+
+
+__all__ = [
+    "INLINE_BATCH_LIMIT",
+    "Batch",
+    "SessionStore",
+    "StoreMode",
+    "StoreStats",
+]

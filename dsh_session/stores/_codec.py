@@ -40,3 +40,10 @@ def listed_headers(where: str, rows: Iterable[tuple[str, str]]) -> list[SessionH
             continue
         headers.append(header)
     return headers
+
+
+__all__ = [
+    "dump_event",
+    "dump_header",
+    "listed_headers",
+]

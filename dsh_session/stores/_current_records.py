@@ -83,3 +83,9 @@ def _row_members(line: bytes, seq: int) -> list[LogEvent] | None:
     if any(event.seq != seq + k for k, event in enumerate(events)):
         return None
     return events
+
+
+__all__ = [
+    "CURRENT_TYPES",
+    "current_events",
+]

@@ -72,3 +72,11 @@ async def poll_events(
             next_seq += 1
         if not events:
             await asyncio.sleep(interval)
+
+
+__all__ = [
+    "FollowedStore",
+    "check_from_seq",
+    "in_order",
+    "poll_events",
+]

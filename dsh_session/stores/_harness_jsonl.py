@@ -239,3 +239,16 @@ def _packs_at_first_append(data: bytes, events: list[LogEvent], default: bool) -
 def _no_run_left_unpacked(records: Callable[[], list[Any]]) -> bool:
     decoded = records()
     return pack_chunk_runs(decoded) == decoded
+
+
+__all__ = [
+    "HarnessArtifact",
+    "Json",
+    "dsh_header",
+    "find_harness_folder",
+    "harness_folders",
+    "read_current",
+    "read_decoded",
+    "read_harness_header",
+    "read_harness_log",
+]

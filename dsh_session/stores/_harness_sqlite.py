@@ -226,3 +226,8 @@ class HarnessLayout(SqliteLayout):
         if self._db is not None:
             self._db.close()
         self._locks.release_all()
+
+
+__all__ = [
+    "HarnessLayout",
+]

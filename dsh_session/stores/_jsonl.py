@@ -357,3 +357,8 @@ class JsonlSessionStore(SessionStore):
         for session_id in list(self._ends):
             self._forget(session_id)
         self._locks.release_all()
+
+
+__all__ = [
+    "JsonlSessionStore",
+]

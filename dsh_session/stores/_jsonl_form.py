@@ -84,3 +84,14 @@ def new_artifact(
         compress=compressed,
     )
     return path, content
+
+
+__all__ = [
+    "COMPRESSIONS",
+    "Compression",
+    "check_compression",
+    "harness_header_line",
+    "header_fields",
+    "new_artifact",
+    "root_compression",
+]

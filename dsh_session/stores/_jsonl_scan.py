@@ -144,3 +144,9 @@ def _is_json(row: bytes) -> bool:
     except ValueError:
         return False
     return True
+
+
+__all__ = [
+    "ScannedLog",
+    "scan_jsonl",
+]

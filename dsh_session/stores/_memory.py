@@ -51,3 +51,8 @@ class MemorySessionStore(SessionStore):
 
     def _release(self) -> None:
         """Nothing to release: the sessions stay readable until the object is gone."""
+
+
+__all__ = [
+    "MemorySessionStore",
+]

@@ -136,3 +136,9 @@ def _read_holder(file: BinaryIO) -> str | None:
     except OSError:
         return None
     return text or None
+
+
+__all__ = [
+    "SessionLocks",
+    "this_writer",
+]

@@ -92,3 +92,10 @@ def write_at(fd: int, data: bytes, offset: int) -> None:
         written = os.pwrite(fd, view, offset)
         view = view[written:]
         offset += written
+
+
+__all__ = [
+    "publish_new_file",
+    "sync_folder",
+    "write_at",
+]

@@ -101,3 +101,11 @@ def _ends_inside_a_turn(events: Sequence[SessionEvent]) -> bool:
         if event.type == "turn/start":
             return True
     return False
+
+
+__all__ = [
+    "LoadReport",
+    "StoredLog",
+    "TornTail",
+    "restore_session",
+]

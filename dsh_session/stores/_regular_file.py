@@ -32,3 +32,8 @@ def open_regular(path: Path) -> BinaryIO:
 def _require_regular(path: Path, mode: int) -> None:
     if not stat.S_ISREG(mode):
         raise NotARegularFileError(path, mode)
+
+
+__all__ = [
+    "open_regular",
+]

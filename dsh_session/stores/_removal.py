@@ -47,3 +47,9 @@ def _hide(log: Path) -> Path:
     os.rename(log, hidden)
     sync_directory(log.parent)
     return hidden
+
+
+__all__ = [
+    "remove_flat_log",
+    "remove_session_folder",
+]

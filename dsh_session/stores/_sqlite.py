@@ -487,3 +487,11 @@ def _require_sqlite_file(path: Path) -> None:
         raise StoreNotFoundError(str(path), f"cannot read it ({error.strerror})") from None
     if start != SQLITE_MAGIC:
         raise StoreNotFoundError(str(path), "not a SQLite database")
+
+
+__all__ = [
+    "LAYOUT_VERSION",
+    "DshLayout",
+    "SqliteSessionStore",
+    "create_layout_one",
+]

@@ -163,3 +163,11 @@ class SqliteLayout(ABC):
     @abstractmethod
     def release(self) -> None:
         """Close the connection and let every session go (``SessionStore._release``)."""
+
+
+__all__ = [
+    "SQLITE_MAGIC",
+    "Found",
+    "SqliteLayout",
+    "find_layout",
+]

@@ -58,3 +58,9 @@ def sync_directory(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+__all__ = [
+    "set_aside",
+    "sync_directory",
+]

@@ -121,3 +121,8 @@ def _is_utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+__all__ = [
+    "open_store",
+]

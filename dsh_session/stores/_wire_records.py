@@ -79,3 +79,9 @@ def _chunk_record(event: SessionEvent) -> Any:
     if event.data.chunk.type in _DELTAS:
         return event.__pydantic_serializer__.to_python(event, mode="json")
     return json.loads(dump_event(event))
+
+
+__all__ = [
+    "records_with_floats",
+    "wire_records",
+]

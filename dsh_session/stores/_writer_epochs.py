@@ -88,3 +88,9 @@ class WriterEpochs:
         match, so its next batch is refused like a taken-over writer's."""
         cursor.execute(self._create)
         cursor.execute(self._forget, (session_id,))
+
+
+__all__ = [
+    "Cursor",
+    "WriterEpochs",
+]

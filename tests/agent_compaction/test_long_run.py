@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dsh_agent import AgentLoop, Compaction, diff_requests, reconstruct_requests
+from dsh_agent import AgentLoop, Compaction, reconstruct_requests
 from dsh_agent.compaction import PruneConfig
+from dsh_agent.requests import diff_requests
 from dsh_llm import create_user_message
 from dsh_llm.testing import FunctionAdapter
 from dsh_session import CompletedReason, Session, TurnEndEvent

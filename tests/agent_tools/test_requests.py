@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from dsh_agent.errors import RequestMismatch, RequestReconstructionError
+from dsh_agent.errors import RequestReconstructionError
 from dsh_agent.requests import (
     build_request,
     diff_requests,
@@ -455,12 +455,6 @@ def test_diff_of_equal_values_that_are_not_the_same_objects_is_empty() -> None:
         build_request(HEADER, [question]).model_dump_json()
     )
     assert diff_requests(build_request(HEADER, [question]), copied) == []
-
-
-def test_request_mismatch_lists_the_differences() -> None:
-    error = RequestMismatch(["model: live 'a' != rebuilt 'b'"])
-    assert error.differences == ("model: live 'a' != rebuilt 'b'",)
-    assert "model: live 'a' != rebuilt 'b'" in str(error)
 
 
 # --- reconstruct_attempts: linear in the log -------------------------------------------

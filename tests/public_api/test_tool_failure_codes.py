@@ -26,10 +26,20 @@ def _codes() -> set[str]:
 
 def _literals(path: Path) -> list[tuple[int, str]]:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    # A module's __all__ lists names, not codes (a constant may be called TOOL_...).
+    exported = {
+        id(node)
+        for statement in tree.body
+        if isinstance(statement, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "__all__" for t in statement.targets)
+        for node in ast.walk(statement.value)
+    }
     return [
         (node.lineno, node.value)
         for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in exported
     ]
 
 

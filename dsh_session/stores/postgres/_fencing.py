@@ -257,3 +257,18 @@ def delete(connection: Connection, session_id: SessionId, token: int, where: str
                 holder=None,
             )
         connection.execute("DELETE FROM dsh_events WHERE session_id = %s", (session_id,))
+
+
+__all__ = [
+    "CHANNEL",
+    "IDLE",
+    "Connection",
+    "Fence",
+    "append",
+    "claim",
+    "create",
+    "delete",
+    "release",
+    "retake_token",
+    "take_token",
+]

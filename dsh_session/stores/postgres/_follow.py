@@ -100,3 +100,9 @@ def _announces_past(payload: str, prefix: str, next_seq: int) -> bool:
     """Whether a notification says the session now holds events from ``next_seq`` on."""
     head = payload[len(prefix) :] if payload.startswith(prefix) else ""
     return head.isdigit() and int(head) > next_seq
+
+
+__all__ = [
+    "ListenedStore",
+    "listen_events",
+]

@@ -108,3 +108,11 @@ def prepare(connection: Connection, mode: StoreMode, where: str) -> None:
         for step in range(version + 1, LAYOUT_VERSION + 1):
             connection.execute(MIGRATIONS[step].encode())
             connection.execute("INSERT INTO dsh_schema (version) VALUES (%s)", (step,))
+
+
+__all__ = [
+    "LAYOUT_VERSION",
+    "MIGRATIONS",
+    "prepare",
+    "stored_version",
+]

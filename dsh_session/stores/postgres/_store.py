@@ -271,3 +271,10 @@ def _without_password(dsn: str) -> str:
         return "<unparsable dsn>"
     info.pop("password", None)
     return psycopg.conninfo.make_conninfo(**{k: str(v) for k, v in info.items() if v is not None})
+
+
+__all__ = [
+    "PostgresSessionStore",
+    "events_between",
+    "read_events_from",
+]

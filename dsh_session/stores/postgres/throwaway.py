@@ -139,3 +139,9 @@ class ThrowawayServer:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+__all__ = [
+    "ThrowawayServer",
+    "find_binaries",
+]
