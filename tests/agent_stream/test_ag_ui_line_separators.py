@@ -43,7 +43,9 @@ def _chat_handler(agent: AgentLoop) -> Any:
 
 async def test_line_separators_never_split_an_event_read_by_aiter_lines() -> None:
     script: list[Response] = [
-        reply(text=TEXT, tool_calls=[{"call_id": "c1", "name": "echo", "arguments": {"text": TEXT}}]),
+        reply(
+            text=TEXT, tool_calls=[{"call_id": "c1", "name": "echo", "arguments": {"text": TEXT}}]
+        ),
         TEXT,
     ]
     agent = AgentLoop(
