@@ -1,4 +1,4 @@
-"""The README's approvals example runs as written, in a subprocess."""
+"""The guide's approvals example runs as written, in a subprocess."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ def test_the_approvals_example_asks_then_a_second_agent_approves() -> None:
     ]
 
 
-def test_the_readme_shows_the_example_s_own_code() -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Approvals that survive a restart") :]
+def test_the_guide_shows_the_example_s_own_code() -> None:
+    guide = (ROOT / "docs" / "guide.md").read_text()
+    section = guide[guide.index("## Approvals that survive a restart") :]
     match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert match is not None
     shown = [line.strip() for line in match.group(1).splitlines() if line.strip()]
