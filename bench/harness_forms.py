@@ -38,7 +38,7 @@ from dsh_session.stores import (
     SqliteSessionStore,
 )
 from dsh_session.stores._codec import dump_event
-from dsh_session.stores._sqlite import create_layout_one
+from dsh_session.stores._sqlite_layout_one import create_layout_one
 
 SUITE = "harness_forms"
 MODEL = {"provider": "bench", "model": "scripted"}

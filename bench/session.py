@@ -54,7 +54,7 @@ from dsh_session._header import SessionId
 from dsh_session._session import Session
 from dsh_session.events import SessionEvent
 from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
-from dsh_session.stores._sqlite import create_layout_one
+from dsh_session.stores._sqlite_layout_one import create_layout_one
 
 SUITE = "session"
 MODEL = {"provider": "bench", "model": "scripted"}

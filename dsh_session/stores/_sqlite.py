@@ -4,18 +4,14 @@
 table layouts the file holds (``_sqlite_layouts.py`` tells them apart by the file's
 header, creating nothing) and hands its reads and writes to a private object for that
 layout: the TypeScript harness's schema 17 (``harness_sqlite.py``), which is also what
-a new file is created in (mode 0600), or dsh's own layout 1 (this module), which
-earlier dsh created and which keeps loading and taking appends in its own form.
+a new file is created in (mode 0600), or dsh's own layout 1 (``_sqlite_layout_one.py``),
+which earlier dsh created and which keeps loading and taking appends in its own form.
 ``open_store("sqlite:///...")`` builds this same class, so the two agree in every mode.
 
 The database runs in WAL mode with ``synchronous=FULL``, so a committed transaction
 survives a power cut, and each batch is one ``BEGIN IMMEDIATE`` transaction: after a
 crash a batch is either all there or not at all. That is why, unlike JSONL, a gap or
 an unreadable row is corruption here, never a torn tail.
-
-Layout 1 (``PRAGMA user_version`` = 1): ``dsh_sessions(id, created_at, header)`` with the
-header's wire JSON, and ``dsh_events(session_id, seq, event)`` with each event's wire
-JSON, keyed by ``(session_id, seq)``. Other tables in the same file are left alone.
 
 One writer per session, twice over: a store holds the lock file
 ``<database>.<session-id>.lock`` from attach or load until detach or close, so a second
@@ -33,61 +29,26 @@ connects read-only, so SQLite itself refuses every write.
 
 from __future__ import annotations
 
-import logging
 import os
-import sqlite3
 from pathlib import Path
 from typing import Literal
 
-from dsh_session._harness_format import SCHEMA_VERSION as HARNESS_SCHEMA_VERSION
-from dsh_session._header import SessionHeader, SessionId, parse_header
-from dsh_session._parse import parse_events
+from dsh_session._header import SessionHeader, SessionId
 from dsh_session.errors import (
-    NotARegularFileError,
-    SessionCorruptError,
-    SessionNotFoundError,
     StoreError,
     StoreNotFoundError,
 )
 from dsh_session.events import LogEvent
-from dsh_session.stores._base import INLINE_BATCH_LIMIT, Batch, SessionStore, StoreMode, StoreStats
-from dsh_session.stores._codec import dump_event, dump_header, listed_headers
+from dsh_session.stores._base import INLINE_BATCH_LIMIT, Batch, SessionStore, StoreMode
 from dsh_session.stores._harness_sqlite import HarnessLayout
-from dsh_session.stores._ownership import SessionLocks, this_writer
 from dsh_session.stores._recovery import StoredLog
-from dsh_session.stores._regular_file import open_regular
+from dsh_session.stores._sqlite_layout_one import DshLayout
 from dsh_session.stores._sqlite_layouts import (
-    SQLITE_MAGIC,
     Found,
     SqliteLayout,
     _LayoutChanged,
     find_layout,
 )
-from dsh_session.stores._writer_epochs import WriterEpochs
-
-logger = logging.getLogger(__name__)
-
-_EPOCHS = WriterEpochs("?")
-
-LAYOUT_VERSION = 1
-"""Version of the table layout, kept in ``PRAGMA user_version``."""
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS dsh_sessions (
-    id TEXT PRIMARY KEY,
-    created_at INTEGER NOT NULL,
-    header TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS dsh_events (
-    session_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    event TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-) WITHOUT ROWID;
-"""
-
-
-_URI_MODES: dict[StoreMode, str] = {"create": "rwc", "open": "rw", "read": "ro"}
 
 _OPEN_ATTEMPTS = 5
 """Looks at a file that other processes are creating before giving up."""
@@ -191,307 +152,4 @@ class SqliteSessionStore(SessionStore):
         self._layout.release()
 
 
-def create_layout_one(path: str | os.PathLike[str]) -> Path:
-    """Create an empty database of dsh's layout 1 at ``path`` (which must not exist;
-    its folder is created) and return its path: exactly what ``SqliteSessionStore(path)``
-    created before new files took the harness's schema. Not exported: for tests and
-    benchmarks of the files earlier dsh wrote."""
-    file = Path(path)
-    if file.exists():
-        raise FileExistsError(f"{file} exists; layout 1 is created only as a new file")
-    layout = DshLayout(
-        file, mode="create", busy_timeout=5.0, name=f"layout-1 {file}", stats=StoreStats()
-    )
-    layout.release()
-    return file
-
-
-class DshLayout(SqliteLayout):
-    """dsh's own layout 1. ``mode="create"`` creates the file when missing (only
-    :func:`create_layout_one` asks for that: the store creates new files in schema 17)
-    and the tables when the database has none; ``"open"`` and ``"read"`` require a dsh
-    database (else :class:`StoreNotFoundError`, the file untouched)."""
-
-    def __init__(
-        self, path: Path, *, mode: StoreMode, busy_timeout: float, name: str, stats: StoreStats
-    ) -> None:
-        self.path = path
-        self.read_only = mode == "read"
-        self.stats = stats
-        self._name = name
-        creating = mode == "create"
-        if creating:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        else:
-            _require_sqlite_file(self.path)
-        if self.path.exists():
-            self._peek_layout(creating=creating)
-        self._locks = SessionLocks(self.lock_path_of, name)
-        self._epochs: dict[SessionId, int] = {}
-        """The writer epoch this store claimed, per session it owns and has written."""
-        uri = f"{self.path.absolute().as_uri()}?mode={_URI_MODES[mode]}"
-        try:
-            self._db = sqlite3.connect(
-                uri, uri=True, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as error:
-            raise StoreError(f"{self}: cannot open the database: {error}") from error
-        try:
-            self._require_layout(self._db, creating=creating)
-            if not self.read_only:
-                self._prepare()
-        except sqlite3.Error as error:
-            self._db.close()
-            raise StoreError(f"{self}: cannot prepare the database: {error}") from error
-        except BaseException:
-            self._db.close()
-            raise
-
-    def __repr__(self) -> str:
-        return self._name
-
-    def _peek_layout(self, *, creating: bool) -> None:
-        """Check the layout before a normal connection could add companion files: when
-        no write-ahead log exists, the file alone is the whole database, and an
-        ``immutable`` connection reads it without creating ``-wal``/``-shm`` files (so
-        someone else's WAL-mode database is refused with nothing created). With a log
-        present, the check waits for the real connection, which sees the log."""
-        if Path(f"{self.path}-wal").exists():
-            return
-        try:
-            peek = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro&immutable=1", uri=True)
-        except sqlite3.Error as error:
-            raise StoreError(f"{self}: cannot open the database: {error}") from error
-        try:
-            self._require_layout(peek, creating=creating)
-        finally:
-            peek.close()
-
-    def _require_layout(self, db: sqlite3.Connection, *, creating: bool) -> None:
-        """Refuse, by reading only, a database that does not hold dsh's tables (when
-        ``creating``, a database with no layout yet is accepted: the tables are added)."""
-        try:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            tables = {
-                name
-                for (name,) in db.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' "
-                    "AND name IN ('dsh_sessions', 'dsh_events')"
-                )
-            }
-        except sqlite3.DatabaseError as error:
-            raise StoreNotFoundError(str(self.path), f"not a readable database ({error})") from None
-        if version == HARNESS_SCHEMA_VERSION:  # created by another process meanwhile
-            raise _LayoutChanged(f"{self}: the database was given schema 17 meanwhile")
-        if creating and version == 0:
-            return
-        if version < 1 or tables != {"dsh_sessions", "dsh_events"}:
-            raise StoreNotFoundError(
-                str(self.path),
-                f"a SQLite database with user_version {version} without dsh's tables "
-                "(neither dsh's layout 1 nor the harness's schema 17; not a dsh store)",
-            )
-        if version > LAYOUT_VERSION:
-            raise StoreError(
-                f"{self}: table layout version {version} was written by a newer dsh; upgrade"
-            )
-
-    def _prepare(self) -> None:
-        db = self._db
-        if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
-            raise StoreError(f"{self}: the database cannot use write-ahead logging")
-        db.execute("PRAGMA synchronous=FULL")
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version > LAYOUT_VERSION:
-            raise StoreError(
-                f"{self}: table layout version {version} was written by a newer dsh; upgrade"
-            )
-        if version < LAYOUT_VERSION:
-            self._create_tables(db)
-
-    def _create_tables(self, db: sqlite3.Connection) -> None:
-        """Add layout 1's tables in one transaction, unless, once it holds the write
-        lock, the database turns out to have been given a layout meanwhile (another
-        process creating the file in schema 17): then :class:`_LayoutChanged`."""
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if db.execute("PRAGMA user_version").fetchone()[0] != 0:
-                raise _LayoutChanged(f"{self}: another process gave the database a layout")
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute(f"PRAGMA user_version = {LAYOUT_VERSION}")
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-
-    def lock_path_of(self, session_id: SessionId) -> Path:
-        """The lock file a writer of the session holds."""
-        return self.path.with_name(f"{self.path.name}.{session_id}.lock")
-
-    # --- ownership --------------------------------------------------------------------
-
-    def claim(self, session_id: SessionId, *, stored: bool) -> None:
-        """Lock the session; for a load, also claim its epoch now (fencing any older
-        writer before the log is read). A new session claims its epoch in the
-        transaction that creates it."""
-        self._locks.acquire(session_id)
-        if not stored:
-            return
-        db = self._db
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                exists = db.execute(
-                    "SELECT 1 FROM dsh_sessions WHERE id = ?", (session_id,)
-                ).fetchone()
-                if exists is None:
-                    raise SessionNotFoundError(session_id, self._name)
-                epoch = _EPOCHS.claim(db.cursor(), session_id, this_writer())
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as error:
-            raise StoreError(f"{self}: cannot claim session {session_id!r}: {error}") from error
-        self.stats.fsyncs += 1
-        self._epochs[session_id] = epoch
-
-    def disclaim(self, session_id: SessionId) -> None:
-        self._epochs.pop(session_id, None)
-        self._locks.release(session_id)
-
-    # --- writing ----------------------------------------------------------------------
-
-    def write_batch(self, batch: Batch) -> None:
-        """Write the batch in one transaction that first checks (or, creating the
-        session, claims) this store's writer epoch."""
-        sid = batch.session_id
-        rows = [(sid, event.seq, dump_event(event).decode()) for event in batch.events]
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if batch.header is not None:
-                self._insert_header(batch.header)
-                epoch = _EPOCHS.claim(db.cursor(), sid, this_writer())
-            else:
-                epoch = self._epochs[sid]
-                _EPOCHS.check(db.cursor(), sid, epoch, self._name)
-            db.executemany("INSERT INTO dsh_events (session_id, seq, event) VALUES (?, ?, ?)", rows)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        self.stats.fsyncs += 1
-        self._epochs[sid] = epoch
-
-    def _insert_header(self, header: SessionHeader) -> None:
-        try:
-            self._db.execute(
-                "INSERT INTO dsh_sessions (id, created_at, header) VALUES (?, ?, ?)",
-                (header.id, header.created_at, dump_header(header)),
-            )
-        except sqlite3.IntegrityError:
-            raise StoreError(
-                f"session {header.id!r} already exists in {self}; load it instead of "
-                "attaching a new session with the same id"
-            ) from None
-
-    def delete_log(self, session_id: SessionId) -> None:
-        """One transaction removes the header, the events and the writer epoch."""
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            deleted = db.execute("DELETE FROM dsh_sessions WHERE id = ?", (session_id,))
-            if deleted.rowcount == 0:
-                raise SessionNotFoundError(session_id, self._name)
-            db.execute("DELETE FROM dsh_events WHERE session_id = ?", (session_id,))
-            _EPOCHS.forget(db.cursor(), session_id)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        self.stats.fsyncs += 1
-
-    # --- reading ----------------------------------------------------------------------
-
-    def read_log(self, session_id: SessionId) -> StoredLog:
-        db = self._db
-        db.execute("BEGIN")  # one snapshot for the header and the events
-        try:
-            found = db.execute(
-                "SELECT header FROM dsh_sessions WHERE id = ?", (session_id,)
-            ).fetchone()
-            if found is None:
-                raise SessionNotFoundError(session_id, self._name)
-            rows = db.execute(
-                "SELECT seq, event FROM dsh_events WHERE session_id = ? ORDER BY seq",
-                (session_id,),
-            ).fetchall()
-        finally:
-            db.execute("COMMIT")
-        header = parse_header(found[0])
-        if header.id != session_id:
-            raise SessionCorruptError(
-                f"{self}: the row of session {session_id!r} holds a header naming "
-                f"session {header.id!r}",
-                field="id",
-            )
-        for position, (seq, _) in enumerate(rows):
-            if seq != position:
-                raise SessionCorruptError(
-                    f"{self}: session {session_id!r} has no event at seq {position} "
-                    f"(the next stored one is seq {seq})",
-                    seq=position,
-                )
-        return StoredLog(header, parse_events([event for _, event in rows]))
-
-    def read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]:
-        """The stored events from ``from_seq`` on (what a follower polls for)."""
-        if (
-            self._db.execute("SELECT 1 FROM dsh_sessions WHERE id = ?", (session_id,)).fetchone()
-            is None
-        ):
-            raise SessionNotFoundError(session_id, self._name)
-        rows = self._db.execute(
-            "SELECT event FROM dsh_events WHERE session_id = ? AND seq >= ? ORDER BY seq",
-            (session_id, from_seq),
-        ).fetchall()
-        return parse_events([event for (event,) in rows])
-
-    def read_headers(self) -> list[SessionHeader]:
-        return listed_headers(self._name, self._db.execute("SELECT id, header FROM dsh_sessions"))
-
-    def release(self) -> None:
-        self._db.close()
-        self._epochs.clear()
-        self._locks.release_all()
-
-
-def _require_sqlite_file(path: Path) -> None:
-    """Refuse, without creating or opening it through SQLite, a path that is not an
-    existing regular file starting with SQLite's magic bytes."""
-    try:
-        with open_regular(path) as file:
-            start = file.read(len(SQLITE_MAGIC))
-    except FileNotFoundError:
-        raise StoreNotFoundError(str(path), "no such file") from None
-    except NotARegularFileError as error:
-        raise StoreNotFoundError(str(path), str(error)) from None
-    except OSError as error:
-        raise StoreNotFoundError(str(path), f"cannot read it ({error.strerror})") from None
-    if start != SQLITE_MAGIC:
-        raise StoreNotFoundError(str(path), "not a SQLite database")
-
-
-__all__ = [
-    "LAYOUT_VERSION",
-    "DshLayout",
-    "SqliteSessionStore",
-    "create_layout_one",
-]
+__all__ = ["SqliteSessionStore"]

@@ -17,7 +17,7 @@ from pathlib import Path
 import dsh_session.stores._removal as removal
 from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
 from dsh_session.stores._harness_sqlite import HarnessLayout
-from dsh_session.stores._sqlite import DshLayout
+from dsh_session.stores._sqlite_layout_one import DshLayout
 
 CRASH_STATUS = 17
 

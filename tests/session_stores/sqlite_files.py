@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from dsh_session.stores._sqlite import create_layout_one
+from dsh_session.stores._sqlite_layout_one import create_layout_one
 
 
 def layout_one(path: Path) -> Path:

@@ -17,7 +17,7 @@ from dsh_session.errors import (
     StoreError,
 )
 from dsh_session.stores import JsonlSessionStore, SqliteSessionStore, open_store
-from dsh_session.stores._sqlite import DshLayout
+from dsh_session.stores._sqlite_layout_one import DshLayout
 
 from .conftest import StoreFactory
 from .delete_child import CRASH_STATUS
