@@ -20,6 +20,8 @@ from dsh_agent.compaction._config import Compaction
 from dsh_agent.retry._policy import RetryPolicy
 from dsh_agent.tools import Tool
 from dsh_llm._request import ModelAdapter
+from dsh_llm.errors import ModelStringError
+from dsh_llm.providers import adapter_for
 
 if TYPE_CHECKING:
     from dsh_session.stores import SessionStore
@@ -72,8 +74,48 @@ class AgentConfig(Generic[DepsT]):
         object.__setattr__(self, "pre_step", tuple(self.pre_step))
 
 
+def choose_model(
+    adapter: ModelAdapter | None, provider: str | None, model: str | None
+) -> tuple[ModelAdapter, str, str]:
+    """The adapter and the request header's provider and model of a loop built with
+    these keywords.
+
+    Without an adapter, ``model`` is a model string (``"openai:gpt-4.1"``, see
+    :func:`dsh_llm.providers.adapter_for`) that builds one. With an adapter,
+    ``provider`` and ``model`` default to the adapter's own ``provider`` and
+    ``model`` attributes; given explicitly, they win (the adapter sends each
+    request's model, so they are what reaches the wire and the log). Neither way
+    known is a :class:`~dsh_llm.errors.ModelStringError`."""
+    if adapter is None:
+        if model is None:
+            raise ModelStringError(
+                "AgentLoop needs a model: pass model='provider:model' (e.g. "
+                "'openai:gpt-4.1', 'deepseek:deepseek-chat', "
+                "'openai-compatible:NAME@http://127.0.0.1:8080/v1') or adapter=..."
+            )
+        adapter = adapter_for(model)
+        model = None
+    provider = provider if provider is not None else _attribute(adapter, "provider")
+    model = model if model is not None else _attribute(adapter, "model")
+    if provider is None or model is None:
+        missing = [name for name, value in (("provider", provider), ("model", model)) if not value]
+        raise ModelStringError(
+            f"AgentLoop needs a {' and a '.join(missing)}: the adapter "
+            f"{type(adapter).__name__} names none; pass "
+            f"{' and '.join(name + '=...' for name in missing)} to AgentLoop, or build "
+            "the adapter with model=... (or from a model string)"
+        )
+    return adapter, provider, model
+
+
+def _attribute(adapter: ModelAdapter, name: str) -> str | None:
+    value = getattr(adapter, name, None)
+    return value if isinstance(value, str) and value else None
+
+
 __all__ = [
     "DEFAULT_RETRY",
     "NO_SETTINGS",
     "AgentConfig",
+    "choose_model",
 ]

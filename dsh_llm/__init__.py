@@ -67,7 +67,14 @@ from dsh_llm._stream import (
     ToolCallsFinish,
     UsageChunk,
 )
-from dsh_llm.errors import DshError, InputError, JsonValueError, LlmError
+from dsh_llm.errors import (
+    DshError,
+    InputError,
+    JsonValueError,
+    LlmError,
+    MissingApiKeyError,
+    ModelStringError,
+)
 
 __all__ = [
     "JSON_INT_MAX",
@@ -100,8 +107,10 @@ __all__ = [
     "Message",
     "MessageAdapter",
     "MessageId",
+    "MissingApiKeyError",
     "ModelAdapter",
     "ModelSource",
+    "ModelStringError",
     "PluginForm",
     "PluginSource",
     "PluginSourceDict",

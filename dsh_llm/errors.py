@@ -6,6 +6,8 @@ Every public exception of dsh_llm is defined here::
         LlmError
             InputError (also ValueError)
         JsonValueError (also ValueError)
+        MissingApiKeyError
+        ModelStringError (also ValueError)
 
 dsh_session, dsh_agent and dsh_cli each hold theirs in one module too
 (``dsh_session.errors``, ``dsh_agent.errors``, ``dsh_cli._errors``), all under
@@ -16,7 +18,14 @@ from __future__ import annotations
 
 from dsh_llm._failure import LlmFailure
 
-__all__ = ["DshError", "InputError", "JsonValueError", "LlmError"]
+__all__ = [
+    "DshError",
+    "InputError",
+    "JsonValueError",
+    "LlmError",
+    "MissingApiKeyError",
+    "ModelStringError",
+]
 
 
 class DshError(Exception):
@@ -46,3 +55,21 @@ class InputError(LlmError, ValueError):
 
 class JsonValueError(DshError, ValueError):
     """A value that is not lossless, storable JSON; the message names the path to it."""
+
+
+class MissingApiKeyError(DshError):
+    """A provider adapter was built for a remote endpoint with no API key: none was
+    passed and the provider's environment variable is unset. ``variable`` names that
+    variable (``DEEPSEEK_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``);
+    ``provider`` the provider. A server on this machine (127.0.0.0/8, ``localhost``,
+    ``::1``) needs no key."""
+
+    def __init__(self, message: str, *, variable: str, provider: str) -> None:
+        super().__init__(message)
+        self.variable = variable
+        self.provider = provider
+
+
+class ModelStringError(DshError, ValueError):
+    """A model string (``"openai:gpt-4.1"``, ...) that is malformed or names a provider
+    dsh does not know; the message lists the accepted forms."""

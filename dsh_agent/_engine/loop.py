@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from dsh_agent._agent import PreStepHandler
 from dsh_agent._cancellation import CancelCauseInput, as_cancel_cause
-from dsh_agent._config import DEFAULT_RETRY, NO_SETTINGS, AgentConfig
+from dsh_agent._config import DEFAULT_RETRY, NO_SETTINGS, AgentConfig, choose_model
 from dsh_agent._engine.branching import (
     Regeneration,
     answer_to_last_prompt,
@@ -67,9 +67,9 @@ class AgentLoop:
         self,
         *,
         session: Session,
-        adapter: ModelAdapter,
-        provider: str,
-        model: str,
+        adapter: ModelAdapter | None = None,
+        provider: str | None = None,
+        model: str | None = None,
         system: str | None = None,
         tools: Iterable[Tool[DepsT]] = (),
         model_settings: ModelSettings = NO_SETTINGS,
@@ -85,7 +85,13 @@ class AgentLoop:
         """Build a loop over ``session`` (new, or loaded from a store, whose pending
         inbox is restored) with the options of an :class:`AgentConfig` (each one is
         described there; ``from_config`` takes a built one). A bad option raises
-        before anything is written."""
+        before anything is written.
+
+        Name the model once: ``AgentLoop(session=..., model="openai:gpt-4.1")``
+        builds the adapter from a model string; ``AgentLoop(session=...,
+        adapter=adapter)`` takes ``provider`` and ``model`` from the adapter. Given
+        explicitly beside an adapter, ``provider`` and ``model`` win."""
+        adapter, provider, model = choose_model(adapter, provider, model)
         config = AgentConfig(
             adapter=adapter,
             provider=provider,

@@ -3,7 +3,8 @@ protocol.
 
 Each adapter needs its provider's SDK, installed as an extra (``dsh-sdk[openai]``,
 ``dsh-sdk[anthropic]``). Nothing here imports an SDK until its adapter is first used,
-so ``import dsh_llm.providers`` works without them.
+so ``import dsh_llm.providers`` works without them. ``adapter_for("openai:gpt-4.1")``
+builds the adapter a model string names.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from dsh_llm.providers._model_string import adapter_for
+
 if TYPE_CHECKING:
     from dsh_llm.providers._anthropic import AnthropicAdapter
     from dsh_llm.providers._openai import OpenAIChatAdapter
 
-__all__ = ["AnthropicAdapter", "OpenAIChatAdapter"]
+__all__ = ["AnthropicAdapter", "OpenAIChatAdapter", "adapter_for"]
 
 _HOMES = {
     "AnthropicAdapter": "dsh_llm.providers._anthropic",

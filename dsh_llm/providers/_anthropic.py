@@ -5,6 +5,7 @@ Install with ``pip install 'dsh-sdk[anthropic]'``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -21,6 +22,7 @@ from dsh_llm._stream import StreamChunk
 from dsh_llm.providers._anthropic_stream import MessagesStreamTranslator
 from dsh_llm.providers._anthropic_wire import messages_body
 from dsh_llm.providers._errors import SdkErrors
+from dsh_llm.providers._keys import resolve_api_key
 from dsh_llm.providers._streaming import (
     DEFAULT_FIRST_CHUNK_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
@@ -48,7 +50,12 @@ class AnthropicAdapter:
     """A :class:`~dsh_llm._request.ModelAdapter` over streaming ``/v1/messages``.
 
     Pass a configured ``anthropic.AsyncAnthropic`` as ``client``, or let the adapter
-    build one from ``base_url`` and ``api_key`` (default: ``ANTHROPIC_API_KEY``).
+    build one from ``base_url`` and ``api_key`` (default: ``ANTHROPIC_API_KEY``). A
+    server on this machine (``base_url`` on 127.0.0.0/8, ``localhost`` or ``::1``)
+    needs no key; for any other endpoint a missing key raises
+    :class:`~dsh_llm.errors.MissingApiKeyError` naming ``ANTHROPIC_API_KEY``.
+    ``adapter.provider`` is ``"anthropic"``; ``model`` (kept as ``adapter.model``) is
+    the model an ``AgentLoop`` built without ``model=`` asks for.
 
     ``thinking`` is sent as the API's ``thinking`` configuration on every request,
     e.g. ``{"type": "enabled", "budget_tokens": 2048}``. Thinking blocks come back as
@@ -74,6 +81,7 @@ class AnthropicAdapter:
         client: anthropic.AsyncAnthropic | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
+        model: str | None = None,
         max_retries: int = 0,
         timeout: float | None = None,
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
@@ -83,10 +91,23 @@ class AnthropicAdapter:
     ) -> None:
         self._idle_timeout = checked_idle_timeout(idle_timeout)
         self._first_chunk_timeout = checked_timeout("first_chunk_timeout", first_chunk_timeout)
+        self.provider = "anthropic"
+        self.model = model
         if client is None:
             options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+            url = base_url or os.environ.get("ANTHROPIC_BASE_URL")  # the SDK reads it too
+            key = (
+                None  # the SDK sends ANTHROPIC_AUTH_TOKEN as a bearer token instead
+                if api_key is None and os.environ.get("ANTHROPIC_AUTH_TOKEN")
+                else resolve_api_key(
+                    api_key=api_key,
+                    variable="ANTHROPIC_API_KEY",
+                    base_url=url,
+                    provider="anthropic",
+                )
+            )
             client = anthropic.AsyncAnthropic(
-                base_url=base_url, api_key=api_key, max_retries=max_retries, **options
+                base_url=base_url, api_key=key, max_retries=max_retries, **options
             )
         self.client = client
         self._default_max_tokens = default_max_tokens

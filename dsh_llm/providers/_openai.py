@@ -20,6 +20,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 from dsh_llm._request import GenerateRequest
 from dsh_llm._stream import StreamChunk
 from dsh_llm.providers._errors import SdkErrors
+from dsh_llm.providers._keys import resolve_api_key
 from dsh_llm.providers._openai_stream import ChatStreamTranslator
 from dsh_llm.providers._openai_wire import MaxTokensField, chat_body
 from dsh_llm.providers._streaming import (
@@ -48,6 +49,10 @@ KNOWN_PROVIDERS: dict[str, tuple[str | None, str]] = {
 """Providers whose endpoint and API-key variable need no configuration:
 ``provider -> (base_url, environment variable)``. ``None`` is the SDK's default."""
 
+OTHER_KEY_VARIABLE = "OPENAI_API_KEY"
+"""Where the key of any other provider (a ``base_url`` of your own) is read from: the
+variable the ``openai`` package itself falls back to."""
+
 
 class OpenAIChatAdapter:
     """A :class:`~dsh_llm._request.ModelAdapter` over ``/chat/completions`` streaming.
@@ -57,6 +62,15 @@ class OpenAIChatAdapter:
     :data:`KNOWN_PROVIDERS` both default: ``OpenAIChatAdapter(provider="deepseek")``
     talks to DeepSeek with the key in ``DEEPSEEK_API_KEY``. ``provider`` only picks
     these defaults (kept as ``adapter.provider``); requests name their own provider.
+    ``model`` (kept as ``adapter.model``) is the model an ``AgentLoop`` built without
+    ``model=`` asks for; the wire carries each request's own model.
+
+    Keys: ``api_key``, else the provider's variable (``OPENAI_API_KEY``,
+    ``DEEPSEEK_API_KEY``; ``OPENAI_API_KEY`` for a ``base_url`` of your own). A server
+    on this machine (``base_url`` on 127.0.0.0/8, ``localhost`` or ``::1``) needs none
+    (a placeholder is sent); for any other endpoint a missing key raises
+    :class:`~dsh_llm.errors.MissingApiKeyError` naming the variable, here, not at
+    the first request.
 
     Retries: none by default (``max_retries=0``): every failure ends the stream in
     ``finish {error}`` and the caller decides; the agent loop's ``RetryPolicy``
@@ -81,6 +95,7 @@ class OpenAIChatAdapter:
         base_url: str | None = None,
         api_key: str | None = None,
         provider: str = "openai",
+        model: str | None = None,
         max_retries: int = 0,
         timeout: float | None = None,
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
@@ -90,6 +105,7 @@ class OpenAIChatAdapter:
         self._idle_timeout = checked_idle_timeout(idle_timeout)
         self._first_chunk_timeout = checked_timeout("first_chunk_timeout", first_chunk_timeout)
         self.provider = provider
+        self.model = model
         self._max_tokens_field: MaxTokensField = max_tokens_field
         if client is None:
             known = KNOWN_PROVIDERS.get(provider)
@@ -98,11 +114,16 @@ class OpenAIChatAdapter:
                     f"provider {provider!r} has no known endpoint: pass base_url "
                     f"(known providers: {', '.join(sorted(KNOWN_PROVIDERS))})"
                 )
-            default_url, key_variable = known or (None, None)
+            default_url, key_variable = known or (None, OTHER_KEY_VARIABLE)
+            url = base_url or default_url
+            if url is None and provider == "openai":
+                url = os.environ.get("OPENAI_BASE_URL")  # the SDK reads it too
             options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
             client = openai.AsyncOpenAI(
-                base_url=base_url or default_url,
-                api_key=api_key or (os.environ.get(key_variable) if key_variable else None),
+                base_url=url,
+                api_key=resolve_api_key(
+                    api_key=api_key, variable=key_variable, base_url=url, provider=provider
+                ),
                 max_retries=max_retries,
                 **options,
             )
@@ -132,5 +153,6 @@ class OpenAIChatAdapter:
 __all__ = [
     "KNOWN_PROVIDERS",
     "OPENAI_ERRORS",
+    "OTHER_KEY_VARIABLE",
     "OpenAIChatAdapter",
 ]

@@ -238,8 +238,10 @@ PINNED: dict[str, tuple[str, ...]] = {
         "Message",
         "MessageAdapter",
         "MessageId",
+        "MissingApiKeyError",
         "ModelAdapter",
         "ModelSource",
+        "ModelStringError",
         "PluginForm",
         "PluginSource",
         "PluginSourceDict",
@@ -283,6 +285,8 @@ PINNED: dict[str, tuple[str, ...]] = {
         "InputError",
         "JsonValueError",
         "LlmError",
+        "MissingApiKeyError",
+        "ModelStringError",
     ),
     "dsh_llm.failure_codes": (
         "ABORTED",
@@ -306,6 +310,7 @@ PINNED: dict[str, tuple[str, ...]] = {
     "dsh_llm.providers": (
         "AnthropicAdapter",
         "OpenAIChatAdapter",
+        "adapter_for",
     ),
     "dsh_llm.testing": (
         "FunctionAdapter",
