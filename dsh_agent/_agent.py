@@ -22,6 +22,7 @@ from dsh_llm._messages import UserMessage
 from dsh_session._header import SessionId
 
 if TYPE_CHECKING:  # annotations only: importing a subpackage runs its __init__ first
+    from dsh_agent._run_options import RunPrompt
     from dsh_agent.approvals._gate import PendingApproval
     from dsh_agent.inbox import Inbox
     from dsh_agent.streaming._stream import UpdateStream
@@ -94,9 +95,10 @@ class Agent(Protocol):
         ...
 
     def stream(
-        self, message: UserMessage, *, max_pending: int = ..., merge_deltas: bool = ...
+        self, message: RunPrompt, *, max_pending: int = ..., merge_deltas: bool = ...
     ) -> UpdateStream:
-        """Send ``message`` as a followup and iterate the typed updates until idle."""
+        """Send ``message`` (a ``UserMessage``, or text or content blocks from which one
+        is created) as a followup and iterate the typed updates until idle."""
         ...
 
     def on_pre_step(self, handler: PreStepHandler) -> Callable[[], None]:

@@ -7,15 +7,21 @@ option is one key here and one read in the run itself."""
 
 from __future__ import annotations
 
-from typing import TypeAlias, TypedDict
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias, TypedDict
 
 from dsh_agent._model_settings import ModelSettings
-from dsh_llm._messages import UserMessage
+from dsh_llm._content import ContentBlock
+from dsh_llm._create import create_user_message
+from dsh_llm._messages import MESSAGE_TYPES, UserMessage
+from dsh_llm.errors import InputError
 
 __all__ = ["OutputRunOptions", "RunOptions", "RunPrompt"]
 
-RunPrompt: TypeAlias = UserMessage
-"""What a run sends as its followup: a created message, not bare text."""
+RunPrompt: TypeAlias = UserMessage | str | Sequence[ContentBlock | Mapping[str, Any]]
+"""What a run sends as its followup: a created :class:`~dsh_llm.UserMessage`, or the
+content of one (a string, or a sequence of content blocks or block mappings), from
+which the run creates the message with the user as its source."""
 
 
 class RunOptions(TypedDict, total=False):
@@ -34,6 +40,26 @@ class OutputRunOptions(RunOptions, total=False):
     output_corrections: int
     """How many failed answers (an invalid ``final_result`` call, or none) the model may
     correct before :class:`~dsh_agent.OutputValidationError` is raised (default 2)."""
+
+
+def user_prompt(prompt: RunPrompt, caller: str) -> UserMessage:
+    """The message a run delivers for ``prompt``: the given ``UserMessage`` itself, or
+    one created from text or content blocks with ``create_user_message`` (a producer,
+    so a new id). Anything else raises :class:`~dsh_llm.errors.InputError` naming its
+    type, before anything is sent or written. ``caller`` names the entry point."""
+    if isinstance(prompt, UserMessage):
+        return prompt
+    if isinstance(prompt, str) or (
+        isinstance(prompt, Sequence)
+        and not isinstance(prompt, (bytes, bytearray, memoryview))
+        and not isinstance(prompt, MESSAGE_TYPES)
+    ):
+        return create_user_message(prompt)
+    raise InputError(
+        f"{caller}() takes a prompt as a str, a sequence of content blocks or a "
+        f"UserMessage, not {type(prompt).__name__}",
+        field="message",
+    )
 
 
 def unknown_options(options: OutputRunOptions) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any, Generic
 from typing_extensions import TypeVar
 
 from dsh_llm._failure import LlmFailure
+from dsh_llm._ids import MessageId
 from dsh_session.events import LogEvent
 
 OutputT = TypeVar("OutputT", default=None)
@@ -30,6 +31,10 @@ class RunResult(Generic[OutputT]):
     """Why the last turn of the interval failed, when it ended ``error``."""
     output: OutputT = _NO_OUTPUT
     """The validated answer when the run asked for an ``output_type`` (else None)."""
+    message_id: MessageId | None = None
+    """The id of the message the run delivered: the one it created for a string or
+    content blocks, the given message's otherwise. None for a run started by a verb
+    that delivers no message (``retry``, ``regenerate``, ``approve``)."""
 
 
 __all__ = [

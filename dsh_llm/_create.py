@@ -90,9 +90,11 @@ def create_message(*, role: Role, content: ContentInput, source: SourceInput) ->
     )
 
 
-def create_user_message(*, content: ContentInput, source: UserSourceInput) -> UserMessage:
-    """Create a user-role message (a prompt or program context) with a new id. A
-    source mapping of an unknown kind raises :class:`~dsh_llm.errors.InputError`."""
+def create_user_message(content: ContentInput, *, source: UserSourceInput = _USER) -> UserMessage:
+    """Create a user-role message (a prompt or program context) with a new id:
+    ``create_user_message("hello")``. ``source`` defaults to the user
+    (``{"kind": "user"}``); a source mapping of an unknown kind raises
+    :class:`~dsh_llm.errors.InputError`."""
     message: UserMessage = _validate_user(
         {
             "id": new_message_id(),

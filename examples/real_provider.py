@@ -6,7 +6,6 @@ import os
 import sys
 
 from dsh_agent import AgentLoop, TurnFailed, run, tool
-from dsh_llm import create_user_message
 from dsh_llm.providers import OpenAIChatAdapter
 from dsh_session import Session
 
@@ -26,9 +25,8 @@ async def main() -> None:
         model="deepseek-chat",
         tools=[add],
     )
-    prompt = create_user_message(content="What is 1234 + 4321?", source={"kind": "user"})
     try:
-        result = await run(agent, prompt)  # transient failures are retried, logged
+        result = await run(agent, "What is 1234 + 4321?")  # transient failures are retried
     except TurnFailed as failed:  # e.g. the model call failed (TRANSPORT): Connection error.
         sys.exit(f"error: {failed}")
     print(result.final_response)

@@ -3,7 +3,6 @@ one question, SyncAgent for a chat. Run: python examples/sync_script.py (a scrip
 model, so no key or network is needed)."""
 
 from dsh_agent import AgentLoop, SyncAgent, TextDelta, run_sync
-from dsh_llm import UserMessage, create_user_message
 from dsh_llm.testing import ScriptedAdapter
 from dsh_session import Session
 
@@ -19,17 +18,13 @@ def make_agent() -> AgentLoop:
     )
 
 
-def ask(text: str) -> UserMessage:
-    return create_user_message(content=text, source={"kind": "user"})
-
-
 # One question: build the agent, run one turn, close it.
-print(run_sync(make_agent, ask("Capital of France?")).final_response)
+print(run_sync(make_agent, "Capital of France?").final_response)
 
 # A chat: one agent across turns; leaving the `with` closes it and its thread.
 with SyncAgent(make_agent) as chat:
-    print(chat.run(ask("Capital of France?")).final_response)
-    for update in chat.stream(ask("How many people live there?")):
+    print(chat.run("Capital of France?").final_response)
+    for update in chat.stream("How many people live there?"):
         if isinstance(update, TextDelta):
             print(update.text, end="", flush=True)
     print()

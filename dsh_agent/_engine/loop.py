@@ -32,6 +32,7 @@ from dsh_agent._engine.run_header import overridden
 from dsh_agent._engine.session_claims import claim, release
 from dsh_agent._live_updates import AgentStatus, InboxTarget, LiveUpdateObserver, Notifier
 from dsh_agent._model_settings import ModelSettings
+from dsh_agent._run_options import RunPrompt
 from dsh_agent.approvals._gate import PendingApproval
 from dsh_agent.approvals._policy import ApprovalPolicy
 from dsh_agent.compaction._config import Compaction
@@ -270,12 +271,13 @@ class AgentLoop:
 
     def stream(
         self,
-        message: UserMessage,
+        message: RunPrompt,
         *,
         max_pending: int = DEFAULT_MAX_PENDING,
         merge_deltas: bool = True,
     ) -> UpdateStream:
-        """Send ``message`` as a followup and stream the typed updates until idle; see
+        """Send ``message`` (a ``UserMessage``, or text or content blocks from which one
+        is created) as a followup and stream the typed updates until idle; see
         :func:`dsh_agent.streaming.run_stream`."""
         return run_stream(self, message, max_pending=max_pending, merge_deltas=merge_deltas)
 

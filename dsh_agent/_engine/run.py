@@ -12,12 +12,19 @@ from typing_extensions import TypeVar
 
 from dsh_agent._agent import Agent
 from dsh_agent._model_settings import ModelSettings
-from dsh_agent._run_options import OutputRunOptions, RunOptions, RunPrompt, unknown_options
+from dsh_agent._run_options import (
+    OutputRunOptions,
+    RunOptions,
+    RunPrompt,
+    unknown_options,
+    user_prompt,
+)
 from dsh_agent._run_result import RunResult
 from dsh_agent._structured_output import DEFAULT_OUTPUT_CORRECTIONS, OutputCollector
 from dsh_agent.errors import TurnFailed
 from dsh_agent.tools import Tool
 from dsh_llm._content import TextBlock
+from dsh_llm._ids import MessageId
 from dsh_session.events import (
     AssistantMessageEvent,
     ErrorReason,
@@ -65,7 +72,9 @@ async def run(
     **options: Unpack[OutputRunOptions],
 ) -> RunResult[Any]:
     """Send ``message`` as a followup, wait until ``agent`` is idle, and summarize the
-    events logged in between. ``message`` is a created message, not bare text.
+    events logged in between. ``message`` is a ``UserMessage``, or text or content
+    blocks from which the run creates one (``create_user_message``, the user as its
+    source); ``RunResult.message_id`` is the id of the message delivered.
 
     ``settings`` override the loop's model settings for this run's requests. With
     ``output_type`` (a Pydantic model) the model is offered a ``final_result`` tool
@@ -92,18 +101,14 @@ async def run_with(
     unknown = unknown_options(options)
     if unknown:
         raise TypeError(f"run() got unexpected keyword arguments: {', '.join(unknown)}")
-    if isinstance(message, str):
-        raise TypeError(
-            f"run() sends a UserMessage, not text: create one with "
-            f"create_user_message(content={_preview(message)!r}, source={{'kind': 'user'}})"
-        )
+    prompt = user_prompt(message, "run")
     corrections = options.get("output_corrections", DEFAULT_OUTPUT_CORRECTIONS)
     collector = (
         None if output_type is None else OutputCollector(output_type, corrections=corrections)
     )
     start = agent.session.seq
     with _overrides(agent, options.get("settings"), collector):
-        agent.followup(message)
+        agent.followup(prompt)
         await agent.when_idle()
         while collector is not None and collector.output is None:
             end = _last_turn_end(agent.session.events[start:])
@@ -114,7 +119,7 @@ async def run_with(
                 break
             agent.followup(reminder)
             await agent.when_idle()
-    return _summarize(agent, start, options.get("raise_on_error", True), collector)
+    return _summarize(agent, start, options.get("raise_on_error", True), collector, prompt.id)
 
 
 async def run_retry(agent: Agent, *, raise_on_error: bool = True) -> RunResult:
@@ -138,7 +143,11 @@ async def run_verb(
 
 
 def _summarize(
-    agent: Agent, start: int, raise_on_error: bool, collector: OutputCollector[Any] | None
+    agent: Agent,
+    start: int,
+    raise_on_error: bool,
+    collector: OutputCollector[Any] | None,
+    message_id: MessageId | None = None,
 ) -> RunResult[Any]:
     events = tuple(agent.session.events[start:])
     end = _last_turn_end(events)
@@ -149,6 +158,7 @@ def _summarize(
         events=events,
         failure=reason.error if isinstance(reason, ErrorReason) else None,
         output=None if collector is None else collector.result(),
+        message_id=message_id,
     )
     if raise_on_error and result.failure is not None:
         raise TurnFailed(result.failure, result)
@@ -165,10 +175,6 @@ def _overrides(
             f"{type(agent).__name__} takes no per-run settings or output_type (AgentLoop does)"
         )
     return agent.request_overrides(settings, () if collector is None else (collector.tool,))
-
-
-def _preview(text: str, width: int = 40) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _final_response(events: Sequence[SessionEvent]) -> str | None:

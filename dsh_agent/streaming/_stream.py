@@ -34,6 +34,7 @@ from dsh_agent._live_updates import (
     LiveUpdateObserver,
     StatusUpdate,
 )
+from dsh_agent._run_options import RunPrompt, user_prompt
 from dsh_agent.errors import StreamOverflowError
 from dsh_agent.streaming._updates import (
     AgentUpdate,
@@ -331,27 +332,25 @@ class UpdateStream:
 
 def run_stream(
     agent: StreamedAgent,
-    message: UserMessage,
+    message: RunPrompt,
     *,
     max_pending: int = DEFAULT_MAX_PENDING,
     merge_deltas: bool = True,
 ) -> UpdateStream:
     """Subscribe to ``agent``, send ``message`` as a followup, and return the stream
-    of updates until the agent is next idle. A refused send (e.g. an id already
-    delivered) raises here, with nothing observed. ``merge_deltas=False`` keeps one
-    delta per chunk while the buffer has room."""
-    if isinstance(message, str):
-        raise TypeError(
-            "stream() sends a UserMessage, not text: create one with "
-            "create_user_message(content=..., source={'kind': 'user'})"
-        )
+    of updates until the agent is next idle. ``message`` is a ``UserMessage``, or text
+    or content blocks from which one is created, as for :func:`~dsh_agent.run` (the
+    stream's ``MessageQueued`` update carries it). A refused send (e.g. an id already
+    delivered, or a prompt of another type) raises here, with nothing observed.
+    ``merge_deltas=False`` keeps one delta per chunk while the buffer has room."""
+    prompt = user_prompt(message, "stream")
     if max_pending < 1:
         raise ValueError(f"max_pending must be at least 1, not {max_pending}")
     buffer = _Buffer(agent, max_pending, merge_deltas)
     buffer.unsubscribes.append(agent.session.subscribe(buffer.on_event))
     buffer.unsubscribes.append(agent.subscribe(buffer.on_live))
     try:
-        agent.followup(message)
+        agent.followup(prompt)
     except BaseException:
         buffer.stop_observing()
         raise

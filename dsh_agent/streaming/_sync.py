@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from dsh_agent._agent import Agent
 from dsh_agent._engine.run import ModelT, run_verb, run_with
-from dsh_agent._run_options import OutputRunOptions, RunOptions, RunPrompt
+from dsh_agent._run_options import OutputRunOptions, RunOptions, RunPrompt, user_prompt
 from dsh_agent._run_result import RunResult
 from dsh_agent.approvals._gate import PendingApproval
 from dsh_agent.errors import AgentError
@@ -32,7 +32,6 @@ from dsh_agent.streaming._stream import UpdateStream
 from dsh_agent.streaming._updates import AgentUpdate
 from dsh_llm import CallId, ContentInput
 from dsh_llm._ids import MessageId
-from dsh_llm._messages import UserMessage
 
 T = TypeVar("T")
 
@@ -94,6 +93,7 @@ def run_sync(
     an agent, it must be idle and tied to no other loop (no turn running, no store
     bound to a loop); it is left open. For a conversation of several turns, use
     :class:`SyncAgent`."""
+    message = user_prompt(message, "run_sync")  # refused before a factory builds anything
     if callable(agent):
         factory = agent
 
@@ -176,10 +176,12 @@ class SyncAgent:
         self._check_open()
         return self._call(run_with(self._agent, message, output_type, options))
 
-    def stream(self, message: UserMessage) -> Iterator[AgentUpdate]:
-        """Send ``message`` and yield its updates until idle, each as it happens.
-        Leaving the loop early stops observing (the turn goes on)."""
+    def stream(self, message: RunPrompt) -> Iterator[AgentUpdate]:
+        """Send ``message`` (a ``UserMessage``, or text or content blocks, as for
+        :meth:`run`) and yield its updates until idle, each as it happens. Leaving the
+        loop early stops observing (the turn goes on)."""
         self._check_open()
+        message = user_prompt(message, "stream")
 
         async def open_stream() -> UpdateStream:
             return self._agent.stream(message)

@@ -72,12 +72,14 @@ async def test_a_failed_run_raises_turn_failed_with_the_failure_and_the_result(
     assert raised.value.result.finish_reason == "error"
 
 
-async def test_run_with_bare_text_says_how_to_create_the_message(
+async def test_run_with_bare_text_creates_the_user_message(
     make_agent: AgentFactory,
 ) -> None:
-    agent = make_agent(ScriptedAdapter(["unused"]))
-    with pytest.raises(TypeError, match="create_user_message") as raised:
-        await run(agent, "hello")  # type: ignore[call-overload]
-    assert "freeze_message" not in str(raised.value)
-    assert "content='hello'" in str(raised.value)
-    assert agent.session.seq == 0
+    agent = make_agent(ScriptedAdapter(["hi there"]))
+
+    result = await run(agent, "hello")
+
+    assert result.events[0].type == "agent/inbox/spliced"
+    created = result.events[0].data.inserted[0]
+    assert (created.id, created.source.kind) == (result.message_id, "user")
+    assert result.final_response == "hi there"

@@ -13,6 +13,7 @@ from dsh_agent import AgentError, AgentLoop, tool
 from dsh_agent.streaming import TextDelta, TurnEnded
 from dsh_agent.streaming._sync import SyncAgent, run_sync
 from dsh_llm import create_user_message
+from dsh_llm.errors import InputError
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session
 
@@ -71,8 +72,8 @@ def test_run_sync_with_an_idle_agent_leaves_it_open() -> None:
 
 
 def test_run_sync_raises_the_refusal_in_the_callers_thread() -> None:
-    with pytest.raises(TypeError, match="UserMessage, not text"):
-        run_sync(lambda: _factory("x"), "hi")  # type: ignore[call-overload]
+    with pytest.raises(InputError, match="not int"):
+        run_sync(lambda: _factory("x"), 7)  # type: ignore[call-overload]
 
 
 def _chat() -> None:

@@ -30,6 +30,7 @@ from dsh_agent.streaming import (
     run_stream,
 )
 from dsh_llm import LlmFailure, StreamChunk, TextBlock, TextDeltaChunk, create_user_message
+from dsh_llm.errors import InputError
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session
 
@@ -252,8 +253,8 @@ async def test_a_refused_send_raises_at_once_and_observes_nothing() -> None:
     with pytest.raises(Exception, match="already in the history"):
         agent.stream(question)
     assert agent._observers == []
-    with pytest.raises(TypeError, match="UserMessage, not text"):
-        agent.stream("hi")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="not int"):
+        agent.stream(7)  # type: ignore[arg-type]
     await agent.aclose()
 
 

@@ -23,7 +23,13 @@ from dsh_agent import (
     run,
     run_sync,
 )
-from dsh_llm import UserMessage, create_user_message
+from dsh_llm import (
+    AssistantMessage,
+    TextBlock,
+    UserMessage,
+    create_assistant_message,
+    create_user_message,
+)
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session
 
@@ -43,6 +49,10 @@ def _agent(*responses: Any) -> AgentLoop:
 
 def _ask() -> UserMessage:
     return create_user_message(content="go", source={"kind": "user"})
+
+
+def _assistant() -> AssistantMessage:
+    return create_assistant_message(content="hi", source={"provider": "p", "model": "m"})
 
 
 def _answer(value: int) -> Any:
@@ -78,6 +88,25 @@ def test_sync_agent_run_is_typed_by_its_output_type() -> None:
     assert typed.output == Answer(value=3)
 
 
+def test_a_string_or_content_blocks_is_a_prompt_at_every_entry_point() -> None:
+    async def main() -> None:
+        plain = await run(_agent("hi"), "x")
+        assert_type(plain, RunResult[None])
+        typed = await run(_agent(_answer(5)), "x", output_type=Answer)
+        assert_type(typed, RunResult[Answer])
+        assert typed.output == Answer(value=5)
+        blocks = await run(_agent("hi"), [TextBlock(text="x"), {"type": "text", "text": "y"}])
+        assert_type(blocks, RunResult[None])
+
+    asyncio.run(main())
+    assert_type(run_sync(_agent("hi"), "x"), RunResult[None])
+    assert_type(run_sync(_agent(_answer(6)), "x", output_type=Answer), RunResult[Answer])
+    with SyncAgent(lambda: _agent("hi", _answer(7))) as chat:
+        assert_type(chat.run("x"), RunResult[None])
+        assert_type(chat.run("x", output_type=Answer), RunResult[Answer])
+    assert_type(create_user_message("x"), UserMessage)
+
+
 def test_options_pass_through_as_one_value() -> None:
     options: RunOptions = {"raise_on_error": False}
     with_output: OutputRunOptions = {"output_corrections": 0, **options}
@@ -98,3 +127,6 @@ async def _rejected(agent: AgentLoop, chat: SyncAgent) -> None:
     run_sync(agent, _ask(), temperature=0)  # type: ignore[call-overload]
     chat.run(_ask(), output_corrections=1)  # type: ignore[call-overload]
     chat.run(_ask(), temperature=0)  # type: ignore[call-overload]
+    await run(agent, 42)  # type: ignore[call-overload]
+    await run(agent, _assistant())  # type: ignore[call-overload]
+    chat.run(b"x")  # type: ignore[arg-type]
