@@ -33,6 +33,7 @@ from dsh_llm._content import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from dsh_llm._failure import describe_exception
 from dsh_llm._frozen_json import FrozenJson, freeze_json
 from dsh_llm._messages import UserMessage
 from dsh_llm._request import ToolSchema
@@ -349,7 +350,8 @@ async def execute_tool_call(
         output = returned if isinstance(returned, ToolOutput) else ToolOutput(returned)
     except ToolArgumentsError as error:
         return _failure(
-            f"{error}. Fix the arguments and call the tool again.",
+            f"{describe_exception(error, with_type=False)}. Fix the arguments and call "
+            "the tool again.",
             "ToolArgumentsError",
             TOOL_ARGUMENTS_INVALID,
         )
@@ -365,7 +367,7 @@ async def execute_tool_call(
     except Exception as error:
         _log.warning("tool %r (call %s) raised", call.name, call.call_id, exc_info=True)
         return _failure(
-            f"tool {call.name!r} failed: {type(error).__name__}: {error}",
+            f"tool {call.name!r} failed: {describe_exception(error)}",
             type(error).__name__,
             TOOL_FAILED,
         )
