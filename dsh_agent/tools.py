@@ -154,6 +154,12 @@ class Tool(Generic[DepsT_contra]):
             return await self.handler(arguments, context)  # type: ignore[call-arg]
         return await self.handler(arguments)  # type: ignore[call-arg]
 
+    def _arguments_refused(self, problem: str) -> ToolOutput | None:
+        """This tool's own answer to arguments that do not parse into an object, or
+        None for the standard ``TOOL_ARGUMENTS_INVALID`` failure (the final-result tool
+        counts them as failed attempts: :mod:`dsh_agent._structured_output`)."""
+        return None
+
 
 def _is_async_callable(handler: object) -> bool:
     if inspect.iscoroutinefunction(handler):
@@ -345,8 +351,15 @@ async def execute_tool_call(
             TOOL_NOT_FOUND,
         )
     try:
-        arguments = _parse_arguments(call.arguments)
-        returned = await selected.invoke(arguments, context)
+        try:
+            arguments = _parse_arguments(call.arguments)
+        except ToolArgumentsError as error:
+            refused = selected._arguments_refused(describe_exception(error, with_type=False))
+            if refused is None:
+                raise
+            returned: ToolReturn = refused
+        else:
+            returned = await selected.invoke(arguments, context)
         output = returned if isinstance(returned, ToolOutput) else ToolOutput(returned)
     except ToolArgumentsError as error:
         return _failure(
