@@ -45,7 +45,7 @@ class OutputCollector(Generic[OutputT]):
         self.problems: list[str] = []
         schema = output_type.model_json_schema()
         schema.pop("title", None)
-        self.tool: Tool = Tool(
+        self.tool: Tool = _FinalResultTool(
             name=FINAL_RESULT_TOOL,
             description=(
                 f"Give your final answer as a {output_type.__name__}: call this tool once, "
@@ -65,16 +65,20 @@ class OutputCollector(Generic[OutputT]):
         try:
             self.output = self.output_type.model_validate(arguments)
         except ValidationError as error:
-            problem = _describe(error)
-            self.problems.append(problem)
-            again = self.may_correct
-            advice = " Call final_result again with corrected arguments." if again else ""
-            return ToolOutput(
-                f"Error: the answer is not a valid {self.output_type.__name__}: {problem}.{advice}",
-                is_error=True,
-                concludes_turn=not again,
-            )
+            return self.refuse(_describe(error))
         return ToolOutput("Final answer received.", concludes_turn=True)
+
+    def refuse(self, problem: str) -> ToolOutput:
+        """Record a failed attempt; the error result that asks for another, or that
+        concludes the turn when none is left."""
+        self.problems.append(problem)
+        again = self.may_correct
+        advice = " Call final_result again with corrected arguments." if again else ""
+        return ToolOutput(
+            f"Error: the answer is not a valid {self.output_type.__name__}: {problem}.{advice}",
+            is_error=True,
+            concludes_turn=not again,
+        )
 
     def missing(self) -> UserMessage | None:
         """Record a turn that ended without an answer; the message asking for one, or
@@ -94,6 +98,18 @@ class OutputCollector(Generic[OutputT]):
         if self.output is None:
             raise OutputValidationError(self.output_type, self.problems)
         return self.output
+
+
+class _FinalResultTool(Tool):
+    """The final-result tool: arguments that do not parse into an object are a failed
+    attempt of the collector's, counted like an answer that does not validate."""
+
+    __slots__ = ()
+
+    def _arguments_refused(self, problem: str) -> ToolOutput | None:
+        collector = getattr(self.handler, "__self__", None)
+        assert isinstance(collector, OutputCollector)
+        return collector.refuse(problem)
 
 
 def _describe(error: ValidationError) -> str:

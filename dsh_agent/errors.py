@@ -163,7 +163,8 @@ class OutputValidationError(AgentError):
 
 class ApprovalError(AgentError):
     """``approve`` / ``deny`` named a call that is not waiting for a decision (unknown,
-    or already decided); nothing was written. ``call_id`` names it."""
+    or already decided), or ``deny`` gave a reason that cannot be stored; nothing was
+    written. ``call_id`` names it."""
 
     def __init__(self, message: str, *, call_id: CallId) -> None:
         super().__init__(message)

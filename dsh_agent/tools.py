@@ -33,6 +33,7 @@ from dsh_llm._content import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from dsh_llm._failure import describe_exception
 from dsh_llm._frozen_json import FrozenJson, freeze_json
 from dsh_llm._messages import UserMessage
 from dsh_llm._request import ToolSchema
@@ -152,6 +153,12 @@ class Tool(Generic[DepsT_contra]):
         if self._wants_context:
             return await self.handler(arguments, context)  # type: ignore[call-arg]
         return await self.handler(arguments)  # type: ignore[call-arg]
+
+    def _arguments_refused(self, problem: str) -> ToolOutput | None:
+        """This tool's own answer to arguments that do not parse into an object, or
+        None for the standard ``TOOL_ARGUMENTS_INVALID`` failure (the final-result tool
+        counts them as failed attempts: :mod:`dsh_agent._structured_output`)."""
+        return None
 
 
 def _is_async_callable(handler: object) -> bool:
@@ -344,12 +351,20 @@ async def execute_tool_call(
             TOOL_NOT_FOUND,
         )
     try:
-        arguments = _parse_arguments(call.arguments)
-        returned = await selected.invoke(arguments, context)
+        try:
+            arguments = _parse_arguments(call.arguments)
+        except ToolArgumentsError as error:
+            refused = selected._arguments_refused(describe_exception(error, with_type=False))
+            if refused is None:
+                raise
+            returned: ToolReturn = refused
+        else:
+            returned = await selected.invoke(arguments, context)
         output = returned if isinstance(returned, ToolOutput) else ToolOutput(returned)
     except ToolArgumentsError as error:
         return _failure(
-            f"{error}. Fix the arguments and call the tool again.",
+            f"{describe_exception(error, with_type=False)}. Fix the arguments and call "
+            "the tool again.",
             "ToolArgumentsError",
             TOOL_ARGUMENTS_INVALID,
         )
@@ -365,7 +380,7 @@ async def execute_tool_call(
     except Exception as error:
         _log.warning("tool %r (call %s) raised", call.name, call.call_id, exc_info=True)
         return _failure(
-            f"tool {call.name!r} failed: {type(error).__name__}: {error}",
+            f"tool {call.name!r} failed: {describe_exception(error)}",
             type(error).__name__,
             TOOL_FAILED,
         )

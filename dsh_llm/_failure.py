@@ -31,11 +31,29 @@ class LlmFailure(DshModel):
         carried = getattr(error, "failure", None)
         if isinstance(carried, LlmFailure):
             return carried
+        return cls(message=describe_exception(error), code="UNKNOWN")
+
+
+def describe_exception(error: BaseException, *, with_type: bool = True) -> str:
+    """``Type: detail`` of any exception (``Type`` alone when it has no detail; the
+    detail alone, or ``Type`` when there is none, without ``with_type``), safe to show
+    and to store whatever the exception does: a ``str()`` that raises is described as
+    such, and a lone surrogate becomes U+FFFD. Every place that formats an exception
+    it did not raise itself (a tool's, a handler's, a summarizer's, a policy's) uses
+    this, so reporting a failure cannot fail."""
+    name = type(error).__name__
+    try:
         detail = str(error)
-        message = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
-        return cls(message=message, code="UNKNOWN")
+    except Exception as raised:  # a foreign __str__ may raise anything
+        text = f"{name} (its str() raised {type(raised).__name__})"
+    else:
+        shown = f"{name}: {detail}" if detail else name
+        text = shown if with_type else detail or name
+    # UTF-16 pairs what pairs and replaces a lone half, as the providers' text does.
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 __all__ = [
     "LlmFailure",
+    "describe_exception",
 ]

@@ -33,6 +33,7 @@ from dsh_agent._engine.turn import TurnRunner
 from dsh_agent._live_updates import AgentStatus, StatusUpdate
 from dsh_agent.errors import AgentError
 from dsh_llm._messages import UserMessage
+from dsh_session.errors import SessionValidationError
 from dsh_session.events import CancelCause, CompletedReason, MaxTokensReason
 
 _log = logging.getLogger("dsh_agent")
@@ -121,6 +122,21 @@ class TurnDriver:
         if (aborting or self._ctx.session.open_turn is None) and not self._disposed():
             self._latched = True
 
+    def check_wake(self) -> None:
+        """Refuse, before the input is written, a waking send whose turn could not open:
+        a turn this driver does not run is open (another writer appended its
+        ``turn/start``)."""
+        if self._compacting or self._status != "idle" or self.waiting_turn:
+            return
+        session = self._ctx.session
+        if session.open_turn is not None:
+            raise SessionValidationError(
+                f"cannot start a turn of agent {session.id!r}: turn {session.open_turn} "
+                "is still open, and this agent does not run it",
+                seq=len(session.events),
+                field="type",
+            )
+
     def forget_wake(self) -> None:
         """The pending input was discarded: a remembered wake has nothing to start."""
         self._latched = False
@@ -164,7 +180,12 @@ class TurnDriver:
             self._scope = None
             self._set_status("idle")
             return
-        turn, claimed = self._turns.open(kind)
+        try:
+            turn, claimed = self._turns.open(kind)
+        except BaseException:  # no turn opened: the agent stays idle, not running
+            self._scope = None
+            self._set_status("idle")
+            raise
         retries = self._ctx.retries
         if retries is not None:
             retries.carry(turn, kind.target.remaining if isinstance(kind, Rerun) else None)

@@ -211,6 +211,7 @@ class AgentLoop:
         target = check_target(target)
         if wakeup:
             asyncio.get_running_loop()  # a turn needs a loop: fail before writing anything
+            self._driver.check_wake()  # a turn that cannot open: refuse before writing
             scope = self._driver.scope
             if scope is not None and scope.cause is not None:
                 target = "next-turn"

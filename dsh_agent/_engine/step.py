@@ -27,7 +27,7 @@ from dsh_agent.requests import build_request, diff_requests, reconstruct_request
 from dsh_agent.tools import Tool
 from dsh_llm._assembler import BlockAssembler
 from dsh_llm._content import ToolCallBlock
-from dsh_llm._failure import LlmFailure
+from dsh_llm._failure import LlmFailure, describe_exception
 from dsh_llm._messages import UserMessage
 from dsh_llm._request import GenerateRequest, ModelAdapter
 from dsh_llm._stream import AbortedFinish, ErrorFinish, FinishChunk, MaxTokensFinish, StreamChunk
@@ -343,8 +343,9 @@ class StepRunner:
 
 
 def _malformed(error: Exception) -> LlmFailure:
+    detail = describe_exception(error, with_type=False)
     return LlmFailure(
-        message=f"the model stream cannot be assembled: {error}", code=MALFORMED_STREAM
+        message=f"the model stream cannot be assembled: {detail}", code=MALFORMED_STREAM
     )
 
 

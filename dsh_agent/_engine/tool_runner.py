@@ -26,6 +26,7 @@ from dsh_agent._tool_context import ToolContext
 from dsh_agent.tools import Tool, ToolCallOutcome, execute_tool_call
 from dsh_llm._content import TextBlock, ToolCallBlock
 from dsh_llm._create import create_tool_result_message
+from dsh_llm._failure import describe_exception
 from dsh_session import tool_failure_codes
 from dsh_session.events import ToolCallData, ToolErrorInfo, ToolResultData
 
@@ -231,7 +232,7 @@ class _Batch:
 def _not_started(error: Exception) -> ToolCallOutcome:
     text = (
         f"Error: the tool call was not started because the agent loop failed first "
-        f"({type(error).__name__}: {error}). Retry it if it is still needed."
+        f"({describe_exception(error)}). Retry it if it is still needed."
     )
     return ToolCallOutcome(
         content=(TextBlock(text=text),),

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pydantic import ValidationError
+
 from dsh_agent.approvals._open_step import OpenStep, open_step
 from dsh_agent.approvals._policy import ApprovalPolicy, approval_needed
 from dsh_agent.errors import ApprovalError
@@ -171,8 +173,17 @@ class ApprovalGate:
     def deny(self, call_id: CallId, reason: str | None) -> None:
         """Record the denial of ``call_id`` and commit its error result."""
         waiting = self._waiting(call_id)
+        try:  # build the error result first: a reason that cannot be stored decides nothing
+            denial = _denial(waiting.turn, waiting.step, call_id, waiting.tool_name, reason)
+        except ValidationError as error:
+            problem = error.errors()[0]["msg"]
+            raise ApprovalError(
+                f"the reason for denying tool call {call_id!r} cannot be stored ({problem}); "
+                "nothing was written, the call still waits",
+                call_id=call_id,
+            ) from error
         self._decide(waiting.request_id, "rejected")
-        self._commit_denial(waiting.turn, waiting.step, call_id, waiting.tool_name, reason)
+        self._session.append("tool/result", denial)
 
     def _waiting(self, call_id: CallId) -> PendingApproval:
         for waiting in self.pending:
@@ -228,16 +239,22 @@ class ApprovalGate:
     def _commit_denial(
         self, turn: int, step: int, call_id: CallId, tool_name: str, reason: str | None
     ) -> None:
-        because = f": {reason}" if reason else ""
-        text = (
-            f"Error: the user denied this call of tool {tool_name!r}{because}. It did not "
-            "run. Do not call it again unless the user asks you to."
-        )
-        message = create_tool_result_message(call_id=call_id, content=text, is_error=True)
-        error = ToolErrorInfo(name="ToolApprovalDeniedError", code=TOOL_APPROVAL_DENIED)
-        self._session.append(
-            "tool/result", ToolResultData(turn=turn, step=step, message=message, error=error)
-        )
+        self._session.append("tool/result", _denial(turn, step, call_id, tool_name, reason))
+
+
+def _denial(
+    turn: int, step: int, call_id: CallId, tool_name: str, reason: str | None
+) -> ToolResultData:
+    """The error result of a denied call; a reason that cannot be stored raises
+    pydantic's ``ValidationError``."""
+    because = f": {reason}" if reason else ""
+    text = (
+        f"Error: the user denied this call of tool {tool_name!r}{because}. It did not "
+        "run. Do not call it again unless the user asks you to."
+    )
+    message = create_tool_result_message(call_id=call_id, content=text, is_error=True)
+    error = ToolErrorInfo(name="ToolApprovalDeniedError", code=TOOL_APPROVAL_DENIED)
+    return ToolResultData(turn=turn, step=step, message=message, error=error)
 
 
 __all__ = [

@@ -12,6 +12,7 @@ from typing import TypeAlias
 
 from dsh_agent.tools import Tool
 from dsh_llm._content import ToolCallBlock
+from dsh_llm._failure import describe_exception
 
 ApprovalPolicy: TypeAlias = Callable[[ToolCallBlock], bool | str]
 """Called once per tool call before it runs: ``False`` lets it run, ``True`` asks
@@ -28,7 +29,7 @@ def approval_needed(
         try:
             verdict = policy(call)
         except Exception as error:
-            return True, f"the approval policy failed ({type(error).__name__}: {error})"
+            return True, f"the approval policy failed ({describe_exception(error)})"
         if isinstance(verdict, str):
             return True, verdict or None
         if verdict:

@@ -22,6 +22,7 @@ from dsh_agent.compaction._prune import ToolResultPruner
 from dsh_agent.compaction._summarize import SummarizationInput, Summarizer, as_summary, frame
 from dsh_agent.errors import CompactionError, SummaryError
 from dsh_llm._create import create_user_message
+from dsh_llm._failure import describe_exception
 from dsh_llm._messages import Message
 from dsh_llm._sources import PluginSource
 from dsh_llm.failure_codes import CONTEXT_WINDOW_EXCEEDED
@@ -72,8 +73,7 @@ def error_chain(error: BaseException) -> str:
     parts: list[str] = []
     current: BaseException | None = error
     while current is not None and len(parts) < 8:
-        text = str(current)
-        parts.append(f"{type(current).__name__}: {text}" if text else type(current).__name__)
+        parts.append(describe_exception(current))
         current = current.__cause__ or current.__context__
     return ": ".join(parts)
 
@@ -241,8 +241,9 @@ class CompactionEngine:
                 CompactionEndData(compaction_id=compaction_id, turn=turn, error=error_chain(error)),
             )
             if isinstance(error, Exception) and not isinstance(error, CompactionError):
+                detail = describe_exception(error, with_type=False)
                 raise CompactionError(
-                    f"compaction {compaction_id} failed: {error}", compaction_id=compaction_id
+                    f"compaction {compaction_id} failed: {detail}", compaction_id=compaction_id
                 ) from error
             raise
         end = session.append(

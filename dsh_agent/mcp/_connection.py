@@ -19,6 +19,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import CONNECTION_CLOSED, CallToolResult, Tool
 
 from dsh_agent.errors import McpConnectionLost, McpConnectTimeoutError
+from dsh_llm._failure import describe_exception
 
 McpTarget = StdioServerParameters | str
 """A command to launch and talk to over stdio, or the URL of a Streamable HTTP server."""
@@ -186,7 +187,7 @@ async def _list_tools(client: Client) -> list[Tool]:
 def _summary(error: BaseException) -> str:
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
         error = error.exceptions[0]
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    return describe_exception(error)
 
 
 __all__ = [

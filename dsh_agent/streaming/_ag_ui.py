@@ -37,6 +37,7 @@ from dsh_agent.streaming._updates import (
     UserMessageEntered,
 )
 from dsh_llm._content import ContentBlock, ReasoningBlock, TextBlock
+from dsh_llm._failure import describe_exception
 from dsh_llm._ids import MessageId
 from dsh_session.events import AbortedReason, ErrorReason
 
@@ -260,7 +261,8 @@ async def ag_ui_sse(
             for event in encoder.encode(update):
                 yield sse_line(event)
     except Exception as error:
-        failed = {"type": "RUN_ERROR", "message": str(error), "code": type(error).__name__}
+        message = describe_exception(error, with_type=False)
+        failed = {"type": "RUN_ERROR", "message": message, "code": type(error).__name__}
         yield sse_line(failed)
         return
     for event in encoder.finish():
