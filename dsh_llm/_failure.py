@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dsh_llm._json_limits import JSON_INT_MAX, JSON_INT_MIN, NonNegativeInt
 from dsh_llm._model import DshModel, optional
+from dsh_llm._storable_text import storable_text
 
 
 class LlmFailure(DshModel):
@@ -49,8 +50,7 @@ def describe_exception(error: BaseException, *, with_type: bool = True) -> str:
     else:
         shown = f"{name}: {detail}" if detail else name
         text = shown if with_type else detail or name
-    # UTF-16 pairs what pairs and replaces a lone half, as the providers' text does.
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return storable_text(text)
 
 
 __all__ = [

@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from dsh_llm._failure import LlmFailure
 from dsh_llm._json_limits import JSON_INT_MAX
+from dsh_llm._storable_text import storable_text
 from dsh_llm.errors import LlmError
 from dsh_llm.failure_codes import (
     AUTH,
@@ -37,7 +38,6 @@ from dsh_llm.failure_codes import (
     UNKNOWN,
     http_status_code,
 )
-from dsh_llm.providers._surrogates import storable_text
 
 logger = logging.getLogger("dsh_llm.providers")
 

@@ -10,24 +10,11 @@ and a half without its partner becomes U+FFFD.
 
 from __future__ import annotations
 
-import re
-
-REPLACEMENT = "\ufffd"
-_SURROGATE = re.compile("[\ud800-\udfff]")
+from dsh_llm._storable_text import REPLACEMENT, storable_text
 
 
 def _is_high_surrogate(character: str) -> bool:
     return "\ud800" <= character <= "\udbff"
-
-
-def storable_text(text: str) -> str:
-    """``text`` with each surrogate pair joined into its character and each lone
-    surrogate replaced by U+FFFD."""
-    if _SURROGATE.search(text) is None:
-        return text
-    # UTF-16 is where the halves belong: encoding them there and decoding back
-    # pairs what pairs and replaces what does not.
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 class SurrogateJoiner:
@@ -51,8 +38,4 @@ class SurrogateJoiner:
         return REPLACEMENT if held else ""
 
 
-__all__ = [
-    "REPLACEMENT",
-    "SurrogateJoiner",
-    "storable_text",
-]
+__all__ = ["SurrogateJoiner"]

@@ -14,8 +14,8 @@ from typing import TypeVar
 from pydantic import TypeAdapter, ValidationError
 
 from dsh_llm._ids import CallId, CallIdField
+from dsh_llm._storable_text import storable_text
 from dsh_llm.providers._errors import _MalformedResponseError
-from dsh_llm.providers._surrogates import storable_text
 
 _CALL_ID: TypeAdapter[CallId] = TypeAdapter(CallIdField)
 ItemT = TypeVar("ItemT")
