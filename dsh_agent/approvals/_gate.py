@@ -6,7 +6,9 @@ together. The calls then run in model order up to the first one still undecided;
 step waits there (:class:`_ApprovalsPending`) with its turn open. A decision is
 ``approval/decided``: ``allowed-once`` lets the call run when the tool phase goes on;
 a denial commits the call's error result at once, with the person's reason, so the
-reason is as durable as the decision. Everything is read back from the log, so a new
+reason is as durable as the decision. The result follows a ``tool/call`` of its own, as
+in the harness (whose tools ask from inside their call): its session invariant refuses a
+``tool/result`` with no ``tool/call`` before it in the step. Everything is read back from the log, so a new
 agent over a reloaded session goes on exactly where the old one stopped.
 """
 
@@ -32,6 +34,7 @@ from dsh_session._session import Session
 from dsh_session.events import (
     ApprovalAskedEvent,
     ApprovalDecidedEvent,
+    ToolCallData,
     ToolErrorInfo,
     ToolResultData,
 )
@@ -142,7 +145,7 @@ class ApprovalGate:
             elif record.decided.data.outcome == "allowed-once":
                 runnable.append(call)
             else:  # decided, but the result was lost with the process that decided
-                self._commit_denial(turn, step, call.call_id, call.name, None)
+                self._commit_denial(turn, step, call, _denial(turn, step, call, None))
         return runnable, False
 
     def _verdict(self, call: ToolCallBlock) -> tuple[bool, str | None]:
@@ -173,8 +176,9 @@ class ApprovalGate:
     def deny(self, call_id: CallId, reason: str | None) -> None:
         """Record the denial of ``call_id`` and commit its error result."""
         waiting = self._waiting(call_id)
+        call = ToolCallBlock(call_id=call_id, name=waiting.tool_name, arguments=waiting.arguments)
         try:  # build the error result first: a reason that cannot be stored decides nothing
-            denial = _denial(waiting.turn, waiting.step, call_id, waiting.tool_name, reason)
+            denial = _denial(waiting.turn, waiting.step, call, reason)
         except ValidationError as error:
             problem = error.errors()[0]["msg"]
             raise ApprovalError(
@@ -183,7 +187,7 @@ class ApprovalGate:
                 call_id=call_id,
             ) from error
         self._decide(waiting.request_id, "rejected")
-        self._session.append("tool/result", denial)
+        self._commit_denial(waiting.turn, waiting.step, call, denial)
 
     def _waiting(self, call_id: CallId) -> PendingApproval:
         for waiting in self.pending:
@@ -237,22 +241,26 @@ class ApprovalGate:
         )
 
     def _commit_denial(
-        self, turn: int, step: int, call_id: CallId, tool_name: str, reason: str | None
+        self, turn: int, step: int, call: ToolCallBlock, denial: ToolResultData
     ) -> None:
-        self._session.append("tool/result", _denial(turn, step, call_id, tool_name, reason))
+        """The denied call's ``tool/call`` (it never started: its result says so), then
+        its error result, in one flush with the decision."""
+        data = ToolCallData(
+            turn=turn, step=step, call_id=call.call_id, name=call.name, arguments=call.arguments
+        )
+        self._session.append("tool/call", data)
+        self._session.append("tool/result", denial)
 
 
-def _denial(
-    turn: int, step: int, call_id: CallId, tool_name: str, reason: str | None
-) -> ToolResultData:
+def _denial(turn: int, step: int, call: ToolCallBlock, reason: str | None) -> ToolResultData:
     """The error result of a denied call; a reason that cannot be stored raises
     pydantic's ``ValidationError``."""
     because = f": {reason}" if reason else ""
     text = (
-        f"Error: the user denied this call of tool {tool_name!r}{because}. It did not "
+        f"Error: the user denied this call of tool {call.name!r}{because}. It did not "
         "run. Do not call it again unless the user asks you to."
     )
-    message = create_tool_result_message(call_id=call_id, content=text, is_error=True)
+    message = create_tool_result_message(call_id=call.call_id, content=text, is_error=True)
     error = ToolErrorInfo(name="ToolApprovalDeniedError", code=TOOL_APPROVAL_DENIED)
     return ToolResultData(turn=turn, step=step, message=message, error=error)
 

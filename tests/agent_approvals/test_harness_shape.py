@@ -46,6 +46,27 @@ def _audit_problems(events: Sequence[dict[str, Any]]) -> list[str]:
     return problems
 
 
+def _core_call_problems(events: Sequence[dict[str, Any]]) -> list[str]:
+    """What the harness's core session invariant (core/session/src/invariant.ts) fails
+    on about tool calls: an appended ``tool/result`` needs a ``tool/call`` for the same
+    call earlier in its step, unless it is the synthetic TOOL_NOT_STARTED answer."""
+    problems: list[str] = []
+    pending: set[str] = set()
+    for event in events:
+        kind, data = event["type"], event.get("data", {})
+        if kind == "step/end":
+            pending.clear()
+        elif kind == "tool/call":
+            pending.add(data["callId"])
+        elif kind == "tool/result" and event.get("surfaceOp") == "append":
+            call_id = data["message"]["source"]["callId"]
+            code = (data.get("error") or {}).get("code")
+            if call_id not in pending and code != "TOOL_NOT_STARTED":
+                problems.append(f"{event['seq']}: tool/result for {call_id} with no tool/call")
+            pending.discard(call_id)
+    return problems
+
+
 def _wire(events: Sequence[SessionEvent]) -> list[dict[str, Any]]:
     return [event.model_dump(mode="json") for event in events]
 
@@ -100,6 +121,19 @@ async def test_approval_events_have_the_harness_shape_and_pass_its_invariants() 
         assert set(event["data"]) == {"id", "outcome"}
     assert [e["data"]["id"] for e in decided] == [e["data"]["id"] for e in asked]
     assert _audit_problems(wire) == []
+    assert _core_call_problems(wire) == []
+
+
+async def test_the_core_check_catches_a_result_with_no_call() -> None:
+    agent = await _decided_every_way(Workshop())
+    wire = _wire(agent.session.events)
+    denied_call = next(
+        e for e in wire if e["type"] == "tool/call" and e["data"]["callId"] == "a2"
+    )
+    without = [e for e in wire if e is not denied_call]
+    assert _core_call_problems(without) == [
+        f"{denied_call['seq'] + 1}: tool/result for a2 with no tool/call"
+    ]
 
 
 async def test_the_invariant_check_catches_a_decision_outside_its_turn() -> None:

@@ -31,6 +31,9 @@ from harness_stores.roots import wire_events, wire_header
 from session_stores.scenarios import complete_turn
 from session_stores.sqlite_files import layout_of
 
+from dsh_agent import AgentLoop, tool
+from dsh_llm import CallId, create_user_message
+from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import JsonlSessionStore, Session, SessionStore, SqliteSessionStore
 
 DRIVER = Path(__file__).resolve().parents[2] / "bench" / "harness_peer" / "load_resume.mts"
@@ -203,3 +206,58 @@ def test_the_harness_resumes_a_dsh_session_and_dsh_loads_its_turn(
     if form.name == "sqlite":
         assert layout_of(location) == "schema 17"
         assert stat.S_IMODE(location.stat().st_mode) == 0o600
+
+
+def write_decided_approvals(store: SessionStore) -> Session:
+    """A new session, written by an ``AgentLoop``, whose one turn asks about two calls
+    of a tool that needs approval: the person approves one and denies the other."""
+
+    @tool(requires_approval=True)
+    async def deploy(version: str) -> str:
+        """Deploy a version."""
+        return f"deployed {version}"
+
+    def call(call_id: str, version: str) -> dict[str, object]:
+        return {"call_id": call_id, "name": "deploy", "arguments": {"version": version}}
+
+    async def run() -> Session:
+        async with store:
+            session = Session.create()
+            store.attach(session)
+            adapter = ScriptedAdapter(
+                [reply(tool_calls=[call("call_ok", "v1"), call("call_dep", "v2")]), "Done."]
+            )
+            agent = AgentLoop(
+                session=session, adapter=adapter, provider="test", model="scripted", tools=[deploy]
+            )
+            agent.followup(create_user_message("deploy v1 and v2"))
+            await agent.when_idle()
+            await agent.approve(CallId("call_ok"))
+            await agent.deny(CallId("call_dep"), "not v2")
+            await agent.when_idle()
+            await agent.aclose()
+            return session
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("form", FORMS[:2], ids=[form.name for form in FORMS[:2]])
+def test_the_harness_resumes_a_session_with_a_denied_approval(
+    tools: HarnessTools, form: StoreForm, tmp_path: Path
+) -> None:
+    """Issue 34: the harness refused dsh's denied call ("tool/result for call_dep with
+    no prior tool/call in this step"); a denial now logs the call first, as the
+    harness's own tools do."""
+    location = private_folder(tmp_path) / form.location
+    written = write_decided_approvals(form.open(location))
+    dsh_events = wire_events(written)
+    decided = [e["data"]["outcome"] for e in dsh_events if e["type"] == "approval/decided"]
+    assert decided == ["allowed-once", "rejected"]
+
+    summary = run_driver(tools, form, location, written.id)
+
+    assert summary["loadedEvents"] == len(dsh_events)
+    assert summary["loadedMessageIds"] == [m.id for m in written.derive_messages()]
+    assert [event["type"] for event in summary["appended"]] == APPENDED_TYPES
+    loaded, _ = load_session(form.open(location), written.id)
+    assert wire_events(loaded)[: len(dsh_events)] == dsh_events
