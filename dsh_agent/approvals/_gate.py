@@ -8,8 +8,9 @@ step waits there (:class:`_ApprovalsPending`) with its turn open. A decision is
 a denial commits the call's error result at once, with the person's reason, so the
 reason is as durable as the decision. The result follows a ``tool/call`` of its own, as
 in the harness (whose tools ask from inside their call): its session invariant refuses a
-``tool/result`` with no ``tool/call`` before it in the step. Everything is read back from the log, so a new
-agent over a reloaded session goes on exactly where the old one stopped.
+``tool/result`` with no ``tool/call`` before it in the step. Everything is read back
+from the log, so a new agent over a reloaded session goes on exactly where the old one
+stopped.
 """
 
 from __future__ import annotations

@@ -127,9 +127,7 @@ async def test_approval_events_have_the_harness_shape_and_pass_its_invariants() 
 async def test_the_core_check_catches_a_result_with_no_call() -> None:
     agent = await _decided_every_way(Workshop())
     wire = _wire(agent.session.events)
-    denied_call = next(
-        e for e in wire if e["type"] == "tool/call" and e["data"]["callId"] == "a2"
-    )
+    denied_call = next(e for e in wire if e["type"] == "tool/call" and e["data"]["callId"] == "a2")
     without = [e for e in wire if e is not denied_call]
     assert _core_call_problems(without) == [
         f"{denied_call['seq'] + 1}: tool/result for a2 with no tool/call"
