@@ -97,7 +97,7 @@ def _because(error: BaseException, cause: TransportCause | None, endpoint: Endpo
     if cause.detail:
         parts.append(f"({cause.detail})")
     if cause.hint:
-        parts.append(f"- {cause.hint}")
+        parts[-1] += f"; {cause.hint}"
     return " ".join(parts)
 
 
