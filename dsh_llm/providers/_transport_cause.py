@@ -27,7 +27,7 @@ TLS_FAILURE = "TLS failure"
 CONNECT_TIMEOUT = "connect timeout"
 READ_TIMEOUT = "read timeout"
 CONNECTION_RESET = "connection reset"
-CONNECTION_CLOSED = "connection closed mid-response"
+CONNECTION_CLOSED = "connection closed by the server"
 
 _CHAIN_LIMIT = 32
 """Links followed at most: a chain is short, but a cyclic one must still end."""

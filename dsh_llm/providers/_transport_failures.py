@@ -15,6 +15,8 @@ from dsh_llm.errors import LlmError
 from dsh_llm.failure_codes import TIMEOUT, TRANSPORT
 from dsh_llm.providers._transport_cause import (
     CONNECT_TIMEOUT,
+    CONNECTION_CLOSED,
+    CONNECTION_RESET,
     READ_TIMEOUT,
     TransportCause,
     innermost,
@@ -77,7 +79,11 @@ def transport_failure(
     if timed_out or kind in (CONNECT_TIMEOUT, READ_TIMEOUT):
         verb = "connect to" if kind == CONNECT_TIMEOUT else "get an answer from"
         return LlmFailure(message=f"could not {verb} {endpoint.url}: {because}", code=TIMEOUT)
-    return LlmFailure(message=f"could not connect to {endpoint.url}: {because}", code=TRANSPORT)
+    if kind in (CONNECTION_RESET, CONNECTION_CLOSED):
+        what = f"the connection to {endpoint.url} broke off before the response"
+    else:
+        what = f"could not {'reach' if kind is None else 'connect to'} {endpoint.url}"
+    return LlmFailure(message=f"{what}: {because}", code=TRANSPORT)
 
 
 def _because(error: BaseException, cause: TransportCause | None, endpoint: Endpoint) -> str:

@@ -108,6 +108,20 @@ async def plain_http_server() -> AsyncIterator[int]:
     await server.wait_closed()
 
 
+@pytest.fixture
+async def hang_up_server() -> AsyncIterator[int]:
+    """A server that reads each request and closes the connection unanswered."""
+
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.close()
+
+    server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
+    yield server.sockets[0].getsockname()[1]
+    server.close()
+    await server.wait_closed()
+
+
 async def test_nothing_listening_is_connection_refused_naming_the_url(
     make_adapter: AdapterFactory,
 ) -> None:
@@ -227,7 +241,19 @@ async def test_a_connection_closed_mid_body_says_so(
     assert reported.code == "TRANSPORT"
     assert reported.message.startswith(
         f"the stream from {stub.url}{PATH[make_adapter]} broke off before the model "
-        "finished: connection closed mid-response ("
+        "finished: connection closed by the server ("
+    )
+
+
+async def test_a_connection_closed_before_the_response_says_so(
+    make_adapter: AdapterFactory, hang_up_server: int
+) -> None:
+    reported = await failure(make_adapter(f"http://127.0.0.1:{hang_up_server}"))
+
+    assert reported.code == "TRANSPORT"
+    assert reported.message.startswith(
+        f"the connection to http://127.0.0.1:{hang_up_server}{PATH[make_adapter]} broke off "
+        "before the response: connection closed by the server ("
     )
 
 
