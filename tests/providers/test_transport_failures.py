@@ -27,7 +27,7 @@ from dsh_llm import (
     ModelAdapter,
     create_user_message,
 )
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter
+from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter, adapter_for
 from dsh_session import Session
 from providers.frames import chat_chunk, message_start
 from providers.http_stub import Reply, StubServer, sse_reply
@@ -311,3 +311,13 @@ def test_the_connect_timeout_reaches_the_client_the_adapter_builds(
     adapter: Any = make_adapter("http://127.0.0.1:1", connect_timeout=2.5, timeout=30)
 
     assert (adapter.client.timeout.connect, adapter.client.timeout.read) == (2.5, 30)
+
+
+async def test_a_model_strings_adapter_takes_the_timeouts(stub: StubServer) -> None:
+    stub.script(Reply(stall=True))
+    adapter = adapter_for(f"openai-compatible:m@{stub.url}/v1", first_chunk_timeout=0.3)
+
+    reported = await failure(adapter)
+
+    assert reported.code == "TIMEOUT"
+    assert "within 0.3 s of the request (first_chunk_timeout)" in reported.message
