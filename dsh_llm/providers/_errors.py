@@ -3,12 +3,16 @@
 Both official SDKs raise the same kinds of errors (an HTTP status error carrying the
 response, a connection error, a timeout, a generic API error for an error payload
 inside a stream); :class:`SdkErrors` names one SDK's classes so a single classifier
-serves both adapters. The classifier never raises: every exception becomes a failure,
-and every text it takes from the wire is made storable first.
+serves both adapters; connection errors and timeouts go on to
+:mod:`dsh_llm.providers._transport_failures`, which names the endpoint and the cause.
+The classifier never raises: every exception becomes a failure, and every text it
+takes from the wire or from a foreign exception is made storable (and formatted
+safely) first.
 
-The four exception classes here are private: an adapter raises them inside its own
-stream and turns each into a ``finish {error}`` chunk before it leaves the adapter, so
-no caller ever sees one (the failure they carry is what reaches the caller).
+The exception classes here (and the two timeout errors in ``_transport_failures``) are
+private: an adapter raises them inside its own stream and turns each into a
+``finish {error}`` chunk before it leaves the adapter, so no caller ever sees one (the
+failure they carry is what reaches the caller).
 """
 
 from __future__ import annotations
