@@ -68,6 +68,7 @@ from dsh_llm._stream import (
     UsageChunk,
 )
 from dsh_llm.errors import (
+    BaseUrlError,
     DshError,
     InputError,
     JsonValueError,
@@ -82,6 +83,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "AbortedFinish",
     "AssistantMessage",
+    "BaseUrlError",
     "BlockAssembler",
     "BlockEndChunk",
     "BlockStartChunk",

@@ -5,6 +5,7 @@ Every public exception of dsh_llm is defined here::
     DshError
         LlmError
             InputError (also ValueError)
+        BaseUrlError (also ValueError)
         JsonValueError (also ValueError)
         MissingApiKeyError
         ModelStringError (also ValueError)
@@ -19,6 +20,7 @@ from __future__ import annotations
 from dsh_llm._failure import LlmFailure
 
 __all__ = [
+    "BaseUrlError",
     "DshError",
     "InputError",
     "JsonValueError",
@@ -51,6 +53,19 @@ class InputError(LlmError, ValueError):
     def __init__(self, message: str, *, field: str) -> None:
         super().__init__(message)
         self.field = field
+
+
+class BaseUrlError(DshError, ValueError):
+    """A provider adapter was given a base URL it cannot use: no scheme, a scheme
+    other than ``http``/``https``, no host, or text that is not a URL. Raised when the
+    adapter is built, not at the first request. ``base_url`` is the value given;
+    ``source`` where it came from (``base_url``, or the environment variable
+    ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL``)."""
+
+    def __init__(self, message: str, *, base_url: object, source: str) -> None:
+        super().__init__(message)
+        self.base_url = base_url
+        self.source = source
 
 
 class JsonValueError(DshError, ValueError):

@@ -27,7 +27,7 @@ async def main() -> None:
     )
     try:
         result = await run(agent, "What is 1234 + 4321?")  # transient failures are retried
-    except TurnFailed as failed:  # e.g. the model call failed (TRANSPORT): Connection error.
+    except TurnFailed as failed:  # e.g. could not connect to URL: connection refused
         sys.exit(f"error: {failed}")
     print(result.final_response)
 

@@ -21,16 +21,19 @@ from dsh_llm._request import GenerateRequest
 from dsh_llm._stream import StreamChunk
 from dsh_llm.providers._anthropic_stream import MessagesStreamTranslator
 from dsh_llm.providers._anthropic_wire import messages_body
+from dsh_llm.providers._client_options import chosen_base_url, client_timeout
+from dsh_llm.providers._endpoint import endpoint_url
 from dsh_llm.providers._errors import SdkErrors
 from dsh_llm.providers._keys import resolve_api_key
 from dsh_llm.providers._streaming import (
+    DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_FIRST_CHUNK_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
     SdkStream,
-    checked_idle_timeout,
     checked_timeout,
     run_stream,
 )
+from dsh_llm.providers._transport_failures import Endpoint
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, RawMessageStreamEvent
@@ -67,12 +70,13 @@ class AnthropicAdapter:
     ``finish {error}`` and the caller decides; the agent loop's ``RetryPolicy``
     retries and logs each attempt. A positive ``max_retries`` lets the SDK retry a
     request that failed before streaming began, invisibly to the log.
-    ``idle_timeout`` (seconds, default 120; ``None`` for no limit) ends a started
-    stream in ``TIMEOUT`` when it sends no data that long; keep-alive comments and
-    pings do not count as data. ``first_chunk_timeout`` (seconds, default 120;
-    ``None`` for no limit) ends a request in ``TIMEOUT`` when no data of the
-    response has come that long after it was sent. ``timeout`` is the SDK's client
-    timeout for each network operation.
+
+    ``base_url`` (or ``ANTHROPIC_BASE_URL``) is checked here: one that is not an
+    ``http://`` or ``https://`` URL with a host raises
+    :class:`~dsh_llm.errors.BaseUrlError`. The timeouts are
+    :class:`~dsh_llm.providers.OpenAIChatAdapter`'s: ``connect_timeout`` (default
+    10 s), ``first_chunk_timeout`` (60 s), ``idle_timeout`` (120 s), ``None`` for no
+    limit, and ``timeout`` for the SDK client's other network operations.
     """
 
     def __init__(
@@ -84,18 +88,20 @@ class AnthropicAdapter:
         model: str | None = None,
         max_retries: int = 0,
         timeout: float | None = None,
-        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+        connect_timeout: float | None = DEFAULT_CONNECT_TIMEOUT,
         first_chunk_timeout: float | None = DEFAULT_FIRST_CHUNK_TIMEOUT,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
         thinking: Mapping[str, Any] | None = None,
     ) -> None:
-        self._idle_timeout = checked_idle_timeout(idle_timeout)
+        connect_timeout = checked_timeout("connect_timeout", connect_timeout)
         self._first_chunk_timeout = checked_timeout("first_chunk_timeout", first_chunk_timeout)
+        self._idle_timeout = checked_timeout("idle_timeout", idle_timeout)
+        self._connect_timeout: float | None = None  # unknown for a client of the caller's
         self.provider = "anthropic"
         self.model = model
         if client is None:
-            options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-            url = base_url or os.environ.get("ANTHROPIC_BASE_URL")  # the SDK reads it too
+            url = chosen_base_url(base_url, "ANTHROPIC_BASE_URL")  # the SDK reads it too
             key = (
                 None  # the SDK sends ANTHROPIC_AUTH_TOKEN as a bearer token instead
                 if api_key is None and os.environ.get("ANTHROPIC_AUTH_TOKEN")
@@ -107,8 +113,17 @@ class AnthropicAdapter:
                 )
             )
             client = anthropic.AsyncAnthropic(
-                base_url=base_url, api_key=key, max_retries=max_retries, **options
+                base_url=url,
+                api_key=key,
+                max_retries=max_retries,
+                timeout=client_timeout(
+                    anthropic.Timeout,
+                    anthropic.DEFAULT_TIMEOUT,
+                    timeout=timeout,
+                    connect_timeout=connect_timeout,
+                ),
             )
+            self._connect_timeout = connect_timeout
         self.client = client
         self._default_max_tokens = default_max_tokens
         # A detached copy, checked to be JSON now rather than on the first request.
@@ -122,6 +137,7 @@ class AnthropicAdapter:
             lambda: self._open(request),
             MessagesStreamTranslator(),
             ANTHROPIC_ERRORS,
+            Endpoint(endpoint_url(self.client, "v1/messages"), self._connect_timeout),
             idle_timeout=self._idle_timeout,
             first_chunk_timeout=self._first_chunk_timeout,
         )

@@ -3,12 +3,16 @@
 Both official SDKs raise the same kinds of errors (an HTTP status error carrying the
 response, a connection error, a timeout, a generic API error for an error payload
 inside a stream); :class:`SdkErrors` names one SDK's classes so a single classifier
-serves both adapters. The classifier never raises: every exception becomes a failure,
-and every text it takes from the wire is made storable first.
+serves both adapters; connection errors and timeouts go on to
+:mod:`dsh_llm.providers._transport_failures`, which names the endpoint and the cause.
+The classifier never raises: every exception becomes a failure, and every text it
+takes from the wire or from a foreign exception is made storable (and formatted
+safely) first.
 
-The four exception classes here are private: an adapter raises them inside its own
-stream and turns each into a ``finish {error}`` chunk before it leaves the adapter, so
-no caller ever sees one (the failure they carry is what reaches the caller).
+The exception classes here (and the two timeout errors in ``_transport_failures``) are
+private: an adapter raises them inside its own stream and turns each into a
+``finish {error}`` chunk before it leaves the adapter, so no caller ever sees one (the
+failure they carry is what reaches the caller).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from typing import NamedTuple
 
-from dsh_llm._failure import LlmFailure
+from dsh_llm._failure import LlmFailure, describe_exception
 from dsh_llm._json_limits import JSON_INT_MAX
 from dsh_llm._storable_text import storable_text
 from dsh_llm.errors import LlmError
@@ -34,10 +38,10 @@ from dsh_llm.failure_codes import (
     RATE_LIMIT,
     SERVER,
     TIMEOUT,
-    TRANSPORT,
     UNKNOWN,
     http_status_code,
 )
+from dsh_llm.providers._transport_failures import Endpoint, transport_failure
 
 logger = logging.getLogger("dsh_llm.providers")
 
@@ -93,28 +97,6 @@ class _MalformedResponseError(LlmError):
         message = f"the provider sent a malformed response: {field} {problem}"
         super().__init__(message, failure=LlmFailure(message=message, code=MALFORMED_RESPONSE))
         self.field = field
-
-
-class _StreamIdleError(LlmError):
-    """The stream stayed open without data (keep-alive comments are not data) for
-    ``idle_timeout`` seconds."""
-
-    def __init__(self, idle_timeout: float) -> None:
-        message = (
-            f"the provider sent no data for {idle_timeout:g} s (keep-alive comments do not count)"
-        )
-        super().__init__(message, failure=LlmFailure(message=message, code=TIMEOUT))
-        self.idle_timeout = idle_timeout
-
-
-class _FirstChunkTimeoutError(LlmError):
-    """No data of the response (not even its status line) came within
-    ``first_chunk_timeout`` seconds of the request."""
-
-    def __init__(self, first_chunk_timeout: float) -> None:
-        message = f"the provider sent no response within {first_chunk_timeout:g} s"
-        super().__init__(message, failure=LlmFailure(message=message, code=TIMEOUT))
-        self.first_chunk_timeout = first_chunk_timeout
 
 
 def unsupported_block(
@@ -191,16 +173,33 @@ def retry_after_ms(headers: Mapping[str, str]) -> int | None:
     return None
 
 
-def failure_from_exception(error: Exception, sdk: SdkErrors, *, streaming: bool) -> LlmFailure:
+def failure_from_exception(
+    error: Exception, sdk: SdkErrors, endpoint: Endpoint, *, streaming: bool
+) -> LlmFailure:
     """Classify an exception raised while opening (``streaming=False``) or reading
-    (``streaming=True``) a provider stream."""
+    (``streaming=True``) a provider stream from ``endpoint``. Never raises: should
+    reading the SDK's exception itself fail, the failure says so (``UNKNOWN``)."""
+    try:
+        return _classified(error, sdk, endpoint, streaming=streaming)
+    except Exception as broken:
+        logger.warning("a provider failure could not be classified", exc_info=broken)
+        return LlmFailure(
+            message=f"the model call failed: {describe_exception(error)} "
+            f"(and reading it raised {describe_exception(broken)})",
+            code=UNKNOWN,
+        )
+
+
+def _classified(
+    error: Exception, sdk: SdkErrors, endpoint: Endpoint, *, streaming: bool
+) -> LlmFailure:
     if isinstance(error, LlmError) and error.failure is not None:
         return error.failure
     if isinstance(error, sdk.status):
         return _status_failure(error)
     if isinstance(error, sdk.connection | sdk.timeout):
         timed_out = isinstance(error, sdk.timeout)
-        return _transport_failure(error, streaming=streaming, timed_out=timed_out)
+        return transport_failure(error, endpoint, streaming=streaming, timed_out=timed_out)
     if isinstance(error, sdk.api):
         body = getattr(error, "body", None)
         return LlmFailure(
@@ -209,14 +208,17 @@ def failure_from_exception(error: Exception, sdk: SdkErrors, *, streaming: bool)
         )
     if isinstance(error, ValueError):
         return LlmFailure(
-            message=f"the provider sent a malformed response: {_describe(error)}",
+            message=f"the provider sent a malformed response: {describe_exception(error)}",
             code=MALFORMED_RESPONSE,
         )
     if streaming:
         # Transport errors the SDK lets through unwrapped while a body is being read.
-        return _transport_failure(error, streaming=True, timed_out=False)
+        return transport_failure(error, endpoint, streaming=True, timed_out=False)
     logger.warning("a model call failed unexpectedly", exc_info=error)
-    return LlmFailure(message=f"the model call failed: {_describe(error)}", code=UNKNOWN)
+    return LlmFailure(
+        message=f"the model call to {endpoint.url} failed: {describe_exception(error)}",
+        code=UNKNOWN,
+    )
 
 
 def translation_failure(error: Exception) -> LlmFailure:
@@ -227,25 +229,9 @@ def translation_failure(error: Exception) -> LlmFailure:
         return error.failure
     logger.warning("a provider stream event could not be translated", exc_info=error)
     return LlmFailure(
-        message=f"the adapter could not read the provider's stream: {_describe(error)}",
+        message=f"the adapter could not read the provider's stream: {describe_exception(error)}",
         code=MALFORMED_RESPONSE,
     )
-
-
-def _transport_failure(error: Exception, *, streaming: bool, timed_out: bool) -> LlmFailure:
-    """Once the stream has begun, any transport failure (a stall past the read
-    timeout included) is an interruption; before, a timeout is told apart from a
-    connection that could not be made."""
-    if streaming:
-        return LlmFailure(
-            message=f"the stream broke off before the model finished: {_describe(error)}",
-            code=TRANSPORT,
-        )
-    if timed_out:
-        return LlmFailure(
-            message=f"the provider did not answer in time: {_text(error)}", code=TIMEOUT
-        )
-    return LlmFailure(message=f"could not reach the provider: {_describe(error)}", code=TRANSPORT)
 
 
 def _status_failure(error: Exception) -> LlmFailure:
@@ -307,12 +293,8 @@ def _detail(body: object, message: str) -> str:
 
 
 def _text(error: BaseException) -> str:
-    return storable_text(str(error))
-
-
-def _describe(error: BaseException) -> str:
-    text = _text(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+    """The SDK exception's own words (its type when it has none), safely."""
+    return describe_exception(error, with_type=False)
 
 
 __all__ = [

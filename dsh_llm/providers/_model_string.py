@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from dsh_llm.errors import ModelStringError
+from dsh_llm.providers._endpoint import base_url_problem, shown_value
 
 if TYPE_CHECKING:
     from dsh_llm.providers._anthropic import AnthropicAdapter
@@ -67,9 +67,9 @@ def parse_model_string(text: str) -> ModelString:
             raise _refuse(text, "openai-compatible needs MODEL@BASE_URL")
         if not model.strip() or model != model.strip():
             raise _refuse(text, "no model name before '@'")
-        split = urlsplit(base_url)
-        if split.scheme not in ("http", "https") or not split.netloc:
-            raise _refuse(text, f"base URL {base_url!r} is not an http:// or https:// URL")
+        problem = base_url_problem(base_url)
+        if problem is not None:
+            raise _refuse(text, f"base URL {shown_value(base_url)} is not usable: {problem}")
         return ModelString(prefix, model, base_url)
     raise _refuse(text, f"unknown provider {prefix!r}")
 

@@ -6,9 +6,8 @@ Install with ``pip install 'dsh-sdk[openai]'``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 try:
     import openai
@@ -19,18 +18,21 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 
 from dsh_llm._request import GenerateRequest
 from dsh_llm._stream import StreamChunk
+from dsh_llm.providers._client_options import chosen_base_url, client_timeout
+from dsh_llm.providers._endpoint import endpoint_url
 from dsh_llm.providers._errors import SdkErrors
 from dsh_llm.providers._keys import resolve_api_key
 from dsh_llm.providers._openai_stream import ChatStreamTranslator
 from dsh_llm.providers._openai_wire import MaxTokensField, chat_body
 from dsh_llm.providers._streaming import (
+    DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_FIRST_CHUNK_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
     SdkStream,
-    checked_idle_timeout,
     checked_timeout,
     run_stream,
 )
+from dsh_llm.providers._transport_failures import Endpoint
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
@@ -80,12 +82,21 @@ class OpenAIChatAdapter:
     ``max_tokens_field`` names the wire field for ``GenerateRequest.max_tokens``:
     ``max_tokens`` (DeepSeek, vLLM, Ollama) or ``max_completion_tokens`` (OpenAI's
     reasoning models refuse the older name).
-    ``idle_timeout`` (seconds, default 120; ``None`` for no limit) ends a started
-    stream in ``TIMEOUT`` when it sends no data that long; keep-alive comments and
-    pings do not count as data. ``first_chunk_timeout`` (seconds, default 120;
-    ``None`` for no limit) ends a request in ``TIMEOUT`` when no data of the
-    response has come that long after it was sent. ``timeout`` is the SDK's client
-    timeout for each network operation.
+
+    ``base_url`` (or ``OPENAI_BASE_URL`` for provider ``openai``) is checked here: one
+    that is not an ``http://`` or ``https://`` URL with a host raises
+    :class:`~dsh_llm.errors.BaseUrlError`.
+
+    Timeouts (seconds; ``None`` for no limit), each ending the call in ``TIMEOUT``
+    with a message naming the URL and the argument: ``connect_timeout`` (default
+    10) bounds opening the connection, TLS included; ``first_chunk_timeout``
+    (default 60) the wait from sending the request to the response's first data;
+    ``idle_timeout`` (default 120) each wait for data once the response has begun
+    (keep-alive comments and pings are not data). ``timeout`` is the SDK client's
+    timeout for every other network operation (the SDK's default when ``None``).
+    ``connect_timeout``, ``timeout``, ``base_url``, ``api_key`` and ``max_retries``
+    configure the client the adapter builds; a ``client`` of your own keeps its
+    settings.
     """
 
     def __init__(
@@ -98,12 +109,15 @@ class OpenAIChatAdapter:
         model: str | None = None,
         max_retries: int = 0,
         timeout: float | None = None,
-        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+        connect_timeout: float | None = DEFAULT_CONNECT_TIMEOUT,
         first_chunk_timeout: float | None = DEFAULT_FIRST_CHUNK_TIMEOUT,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         max_tokens_field: MaxTokensField = "max_tokens",
     ) -> None:
-        self._idle_timeout = checked_idle_timeout(idle_timeout)
+        connect_timeout = checked_timeout("connect_timeout", connect_timeout)
         self._first_chunk_timeout = checked_timeout("first_chunk_timeout", first_chunk_timeout)
+        self._idle_timeout = checked_timeout("idle_timeout", idle_timeout)
+        self._connect_timeout: float | None = None  # unknown for a client of the caller's
         self.provider = provider
         self.model = model
         self._max_tokens_field: MaxTokensField = max_tokens_field
@@ -115,18 +129,25 @@ class OpenAIChatAdapter:
                     f"(known providers: {', '.join(sorted(KNOWN_PROVIDERS))})"
                 )
             default_url, key_variable = known or (None, OTHER_KEY_VARIABLE)
-            url = base_url or default_url
-            if url is None and provider == "openai":
-                url = os.environ.get("OPENAI_BASE_URL")  # the SDK reads it too
-            options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+            url = (
+                default_url
+                if base_url is None and provider != "openai"
+                else chosen_base_url(base_url, "OPENAI_BASE_URL")  # the SDK reads it too
+            )
             client = openai.AsyncOpenAI(
                 base_url=url,
                 api_key=resolve_api_key(
                     api_key=api_key, variable=key_variable, base_url=url, provider=provider
                 ),
                 max_retries=max_retries,
-                **options,
+                timeout=client_timeout(
+                    openai.Timeout,
+                    openai.DEFAULT_TIMEOUT,
+                    timeout=timeout,
+                    connect_timeout=connect_timeout,
+                ),
             )
+            self._connect_timeout = connect_timeout
         self.client = client
 
     def stream(self, request: GenerateRequest) -> AsyncIterator[StreamChunk]:
@@ -135,6 +156,7 @@ class OpenAIChatAdapter:
             lambda: self._open(request),
             ChatStreamTranslator(),
             OPENAI_ERRORS,
+            Endpoint(endpoint_url(self.client, "chat/completions"), self._connect_timeout),
             idle_timeout=self._idle_timeout,
             first_chunk_timeout=self._first_chunk_timeout,
         )

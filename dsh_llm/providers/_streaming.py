@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Protocol, TypeVar
 
@@ -18,20 +19,26 @@ from dsh_llm._stream import ErrorFinish, FinishChunk, StreamChunk
 from dsh_llm.failure_codes import INVALID_REQUEST, STREAM_CLOSED, stop_reason_code
 from dsh_llm.providers._errors import (
     SdkErrors,
-    _FirstChunkTimeoutError,
-    _StreamIdleError,
     _UnsupportedRequestError,
     failure_from_exception,
     translation_failure,
+)
+from dsh_llm.providers._transport_failures import (
+    Endpoint,
+    _FirstChunkTimeoutError,
+    _StreamIdleError,
 )
 
 logger = logging.getLogger("dsh_llm.providers")
 
 DEFAULT_IDLE_TIMEOUT = 120.0
 """Seconds a started stream may go without data before it ends in ``TIMEOUT``."""
-DEFAULT_FIRST_CHUNK_TIMEOUT = 120.0
+DEFAULT_FIRST_CHUNK_TIMEOUT = 60.0
 """Seconds a request may wait for the first data of its response (the status line
-included) before it ends in ``TIMEOUT``."""
+included) before it ends in ``TIMEOUT`` (docs/decisions/2026-12-06-transport-timeouts.md)."""
+DEFAULT_CONNECT_TIMEOUT = 10.0
+"""Seconds the client may take to open a connection (TCP and TLS) before the call
+ends in ``TIMEOUT``."""
 
 EventT = TypeVar("EventT")
 EventT_co = TypeVar("EventT_co", covariant=True)
@@ -90,22 +97,23 @@ def unknown_stop(reason: str | None) -> ErrorFinish:
 
 
 def checked_timeout(name: str, seconds: float | None) -> float | None:
-    """An adapter's ``idle_timeout`` or ``first_chunk_timeout`` argument: positive
-    seconds, or ``None`` for none."""
-    if seconds is not None and not seconds > 0:
-        raise ValueError(f"{name} must be positive seconds or None, not {seconds!r}")
-    return seconds
+    """An adapter's ``connect_timeout``, ``first_chunk_timeout`` or ``idle_timeout``
+    argument: positive, finite seconds, or ``None`` for none."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise TypeError(f"{name} must be seconds (a number) or None, not {seconds!r}")
+    if not 0 < seconds < math.inf:
+        raise ValueError(f"{name} must be positive, finite seconds or None, not {seconds!r}")
+    return float(seconds)
 
 
-def checked_idle_timeout(idle_timeout: float | None) -> float | None:
-    """An adapter's ``idle_timeout`` argument: positive seconds, or ``None`` for none."""
-    return checked_timeout("idle_timeout", idle_timeout)
+class _Call:
+    """One call's endpoint, and the deadline for its response's first data until
+    that data arrives."""
 
-
-class _FirstData:
-    """The deadline for a response's first data, until that data arrives."""
-
-    def __init__(self, seconds: float | None) -> None:
+    def __init__(self, endpoint: Endpoint, seconds: float | None) -> None:
+        self.endpoint = endpoint
         self.seconds = seconds
         self.deadline = None if seconds is None else asyncio.get_running_loop().time() + seconds
 
@@ -114,39 +122,41 @@ class _FirstData:
 
     def error(self) -> _FirstChunkTimeoutError:
         assert self.seconds is not None
-        return _FirstChunkTimeoutError(self.seconds)
+        return _FirstChunkTimeoutError(self.endpoint, self.seconds)
 
 
 async def run_stream(
     open_stream: Callable[[], Awaitable[SdkStream[EventT]]],
     translator: EventTranslator[EventT],
     sdk: SdkErrors,
+    endpoint: Endpoint,
     *,
     idle_timeout: float | None,
-    first_chunk_timeout: float | None = None,
+    first_chunk_timeout: float | None,
 ) -> AsyncIterator[StreamChunk]:
-    """Yield the translated chunks of one provider call, ending in one ``finish``.
+    """Yield the translated chunks of one provider call to ``endpoint``, ending in
+    one ``finish``.
 
     ``first_chunk_timeout`` bounds the wait from the call to the response's first
     event; ``idle_timeout`` bounds the wait for each event once the response has
     begun. The SDKs swallow keep-alive comments and pings, so they restart neither."""
-    first = _FirstData(first_chunk_timeout)
+    call = _Call(endpoint, first_chunk_timeout)
     try:
-        async with asyncio.timeout_at(first.deadline) as opening:
+        async with asyncio.timeout_at(call.deadline) as opening:
             stream = await open_stream()
     except _UnsupportedRequestError as error:
         yield error_finish(LlmFailure(message=str(error), code=INVALID_REQUEST))
         return
     except Exception as error:
         if isinstance(error, TimeoutError) and opening.expired():
-            error = first.error()
-        yield error_finish(failure_from_exception(error, sdk, streaming=False))
+            error = call.error()
+        yield error_finish(failure_from_exception(error, sdk, endpoint, streaming=False))
         return
     try:
         events = aiter(stream)
         while not translator.finished:
-            chunks = await _next_chunks(events, translator, sdk, idle_timeout, first)
-            first.arrived()
+            chunks = await _next_chunks(events, translator, sdk, idle_timeout, call)
+            call.arrived()
             if chunks is None:
                 break
             for chunk in chunks:
@@ -168,14 +178,14 @@ async def _next_chunks(
     translator: EventTranslator[EventT],
     sdk: SdkErrors,
     idle_timeout: float | None,
-    first: _FirstData,
+    call: _Call,
 ) -> list[StreamChunk] | None:
     """The chunks of the next event, ``None`` at the end of the stream, or an error
     finish when reading or translating the event failed."""
     try:
-        event = await _next_event(events, idle_timeout, first)
+        event = await _next_event(events, idle_timeout, call)
     except Exception as error:
-        return [error_finish(failure_from_exception(error, sdk, streaming=True))]
+        return [error_finish(failure_from_exception(error, sdk, call.endpoint, streaming=True))]
     if event is None:
         return None
     try:
@@ -185,22 +195,22 @@ async def _next_chunks(
 
 
 async def _next_event(
-    events: AsyncIterator[EventT], idle_timeout: float | None, first: _FirstData
+    events: AsyncIterator[EventT], idle_timeout: float | None, call: _Call
 ) -> EventT | None:
     """The next event, or ``None`` at the end; :class:`_StreamIdleError` when none
     comes within ``idle_timeout``, :class:`_FirstChunkTimeoutError` when the first
     one does not come by its deadline."""
     idle = None if idle_timeout is None else asyncio.get_running_loop().time() + idle_timeout
-    first_due = first.deadline is not None and (idle is None or first.deadline < idle)
+    first_due = call.deadline is not None and (idle is None or call.deadline < idle)
     try:
-        async with asyncio.timeout_at(first.deadline if first_due else idle) as timer:
+        async with asyncio.timeout_at(call.deadline if first_due else idle) as timer:
             return await anext(events, None)
     except TimeoutError:
         if timer.expired():
             if first_due:
-                raise first.error() from None
+                raise call.error() from None
             assert idle_timeout is not None
-            raise _StreamIdleError(idle_timeout) from None
+            raise _StreamIdleError(call.endpoint, idle_timeout) from None
         raise
 
 
@@ -214,11 +224,11 @@ async def _close(stream: SdkStream[EventT]) -> None:
 
 
 __all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_FIRST_CHUNK_TIMEOUT",
     "DEFAULT_IDLE_TIMEOUT",
     "EventTranslator",
     "SdkStream",
-    "checked_idle_timeout",
     "checked_timeout",
     "error_finish",
     "run_stream",

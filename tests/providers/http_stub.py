@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import struct
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -41,9 +43,11 @@ class Reply:
     """The whole body of a non-streaming reply."""
     events: tuple[bytes, ...] | None = None
     """Server-sent-event frames; when set, the reply streams them."""
-    then: Literal["end", "cut", "hold"] = "end"
-    """After the frames: end the body, abort the connection, or keep it open (sending
-    nothing more) until the client hangs up."""
+    then: Literal["end", "cut", "reset", "hold"] = "end"
+    """After the frames: end the body, abort the connection (the client reads an end
+    of file mid-body), reset it (a TCP RST: the client's read fails with
+    ``ECONNRESET``), or keep it open (sending nothing more) until the client hangs
+    up."""
     stall: bool = False
     """Send nothing at all, not even the status line, until the client hangs up."""
     keepalive_every: float | None = None
@@ -61,7 +65,7 @@ def sse_reply(
     frames: Iterable[bytes],
     *,
     headers: Mapping[str, str] | None = None,
-    then: Literal["end", "cut", "hold"] = "end",
+    then: Literal["end", "cut", "reset", "hold"] = "end",
     keepalive_every: float | None = None,
 ) -> Reply:
     """A 200 event-stream reply."""
@@ -203,7 +207,13 @@ async def _write_reply(writer: asyncio.StreamWriter, reply: Reply) -> None:
     for frame in reply.events:
         writer.write(_chunk(frame))
         await writer.drain()
-    if reply.then == "cut":
+    if reply.then == "reset":
+        # Linger on, with a zero timeout: closing sends RST instead of FIN.
+        writer.get_extra_info("socket").setsockopt(
+            socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+        )
+        writer.transport.abort()
+    elif reply.then == "cut":
         writer.transport.abort()
     elif reply.then == "end":
         writer.write(b"0\r\n\r\n")

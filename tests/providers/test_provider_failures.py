@@ -35,6 +35,7 @@ def anthropic_adapter(stub: StubServer, **options: Any) -> ModelAdapter:
     return AnthropicAdapter(base_url=stub.url, api_key="k", max_retries=0, **options)
 
 
+PATH = {openai_adapter: "/v1/chat/completions", anthropic_adapter: "/v1/messages"}
 FIRST_FRAME = {openai_adapter: chat_chunk({"content": "Hel"}), anthropic_adapter: message_start()}
 BROKEN_FRAME = b"event: content_block_delta\ndata: {not json\n\n"
 
@@ -153,7 +154,8 @@ async def test_a_stream_stalling_past_the_read_timeout_is_interrupted(
     reported = await failure(make_adapter(stub, timeout=0.3))
 
     assert reported.code == "TRANSPORT"
-    assert "Timeout" in reported.message
+    assert f"the stream from {stub.url}{PATH[make_adapter]} broke off" in reported.message
+    assert "read timeout" in reported.message
 
 
 async def test_a_payload_that_is_not_json_is_a_malformed_response(
@@ -206,7 +208,10 @@ async def test_a_server_that_never_answers_times_out_at_the_first_chunk_timeout(
     reported = await failure(make_adapter(stub, first_chunk_timeout=0.3, idle_timeout=None))
 
     assert (reported.code, reported.status) == ("TIMEOUT", None)
-    assert reported.message == "the provider sent no response within 0.3 s"
+    assert reported.message == (
+        f"first-chunk timeout: the provider at {stub.url}{PATH[make_adapter]} sent no "
+        "response within 0.3 s of the request (first_chunk_timeout)"
+    )
     await asyncio.wait_for(stub.client_hung_up.wait(), timeout=10)
 
 

@@ -210,6 +210,7 @@ PINNED: dict[str, tuple[str, ...]] = {
     "dsh_llm": (
         "AbortedFinish",
         "AssistantMessage",
+        "BaseUrlError",
         "BlockAssembler",
         "BlockEndChunk",
         "BlockStartChunk",
@@ -281,6 +282,7 @@ PINNED: dict[str, tuple[str, ...]] = {
         "thaw_json",
     ),
     "dsh_llm.errors": (
+        "BaseUrlError",
         "DshError",
         "InputError",
         "JsonValueError",
