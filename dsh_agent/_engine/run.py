@@ -164,7 +164,8 @@ def _summarize(
     )
     if raise_on_error and result.failure is not None:
         raise TurnFailed(result.failure, result)
-    result.output  # noqa: B018  # a run that ended without a valid answer raises here
+    if collector is not None and agent.session.open_turn is None:
+        collector.result()  # a run whose turn ended without a valid answer raises here
     return result
 
 
