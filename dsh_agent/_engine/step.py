@@ -81,11 +81,10 @@ class StepRunner:
         turn ends when they go on (in this process; the log does not say)."""
         self._tool_runner = ToolRunner(context=context, tools=requests.tools)
 
-    def begin_turn(self, turn: int) -> TurnOptions:
-        """Run ``turn`` with the pending run options (returned, for its ``turn/start``)."""
-        options = self.requests.begin(turn)
+    def begin_turn(self, turn: int, options: TurnOptions) -> None:
+        """Run ``turn`` with the run options its ``turn/start`` records."""
+        self.requests.begin(turn, options)
         self._offer(self.requests.tools)
-        return options
 
     def resume_turn(self, turn: int) -> None:
         """Go on with ``turn`` with its own run options (restored from the log when

@@ -17,7 +17,6 @@ from dsh_agent._agent import PreStep, Reject
 from dsh_agent._cancellation import CancelScope, _TurnAborted
 from dsh_agent._engine.context import EngineContext, Fresh, Regenerate, Rerun, Resume, TurnKind
 from dsh_agent._engine.step import StepRunner
-from dsh_agent._engine.turn_options import NO_OPTIONS
 from dsh_agent._live_updates import MessageClaimed
 from dsh_agent._prestep import run_pre_step
 from dsh_agent.approvals._gate import _ApprovalsPending
@@ -53,9 +52,11 @@ class TurnRunner:
         messages."""
         session = self._ctx.session
         turn = session.last_turn + 1
-        options = self._steps.requests.pending or NO_OPTIONS
+        options = self._steps.requests.opening(
+            kind.target.turn if isinstance(kind, Rerun) else None
+        )
         session.append("turn/start", TurnStartData(turn=turn, run_options=options.record()))
-        self._steps.begin_turn(turn)
+        self._steps.begin_turn(turn, options)
         if isinstance(kind, Rerun):
             return turn, ()
         return turn, self._announce_claim(turn, self._ctx.inbox.claim_first_step())

@@ -146,10 +146,16 @@ class TurnRequests:
         before anything is written."""
         overridden(self._base_header, self._base_tools, options.settings, options.tools)
 
-    def begin(self, turn: int) -> TurnOptions:
-        """Open ``turn`` with the pending options; the options to record."""
-        self._use(turn, self.pending or NO_OPTIONS)
-        return self._options
+    def opening(self, again: int | None) -> TurnOptions:
+        """The options of the turn about to open: the pending ones, else, for a turn
+        that runs turn ``again`` once more (``retry()``), the ones that turn had."""
+        if self.pending is not None:
+            return self.pending
+        return NO_OPTIONS if again is None else restored(self._session, again)
+
+    def begin(self, turn: int, options: TurnOptions) -> None:
+        """Run ``turn`` with ``options``."""
+        self._use(turn, options)
 
     def resume(self, turn: int) -> None:
         """Go on with ``turn`` (left open waiting for approval): its options are the
