@@ -83,6 +83,8 @@ class OutputCollector(Generic[OutputT]):
         self.corrections = corrections
         self.output: OutputT | None = None
         self.problems: list[str] = []
+        self.settled = False
+        """The run was decided and its corrections left the surface: nothing more to do."""
         self.tool: Tool = _FinalResultTool(
             name=FINAL_RESULT_TOOL,
             description=description,

@@ -169,9 +169,9 @@ class TurnRequests:
         self._header, self._tools = self._base_header, self._base_tools
 
     def _use(self, turn: int, options: TurnOptions) -> None:
-        header, tools = overridden(
-            self._base_header, self._base_tools, options.settings, options.tools
-        )
+        header, tools = self._base_header, self._base_tools  # the same values: no header logged
+        if options.tools or options.settings.given():
+            header, tools = overridden(header, tools, options.settings, options.tools)
         self._turn, self._options, self._header, self._tools = turn, options, header, tools
 
     async def header(self, turn: int, step: int) -> RequestHeader:
@@ -192,7 +192,7 @@ class TurnRequests:
         ``assistant/message`` replace, inside this step; the log keeps them).
         ``answered``: the step's calls concluded the turn."""
         output = self.output
-        if output is None:
+        if output is None or output.settled:  # e.g. a later turn opened during the run
             return
         if not answered:
             reminder = output.missing()
@@ -201,6 +201,7 @@ class TurnRequests:
                 return
         if not output.decided:
             return
+        output.settled = True
         session = self._session
         span = correction_span(
             session.surface, turn_start_seq(session, turn), output.output is not None
