@@ -209,20 +209,37 @@ def correction_span(surface: SurfaceView, since: int, answered: bool) -> tuple[i
     ``answered``: everything from the first failed attempt up to the answering message,
     which stays with its results (the model's answer as if given at once). Failed: the
     corrections after the first failed attempt and its results (the model's first
-    answer stays, as if no reminder had been sent)."""
+    answer stays, as if no reminder had been sent). Either way a model message that
+    called another tool stays with everything before it: what the tools did stays in
+    the history."""
     failed = _failed_attempts(surface, since)
     if not failed:
         return ()
-    first = failed[0]
+    end = len(surface)
     if answered:
-        last_answer = max(node.position for node in surface if _is_answer(node))
-        span = surface[first:last_answer]
+        end = max(node.position for node in surface if _is_answer(node))
+        start = failed[0]
     else:
-        after = first + 1
-        while after < len(surface) and isinstance(surface[after].event, ToolResultEvent):
-            after += 1
-        span = surface[after:]
-    return tuple(node.seq for node in span)
+        start = _after_results(surface, failed[0])
+    for node in surface[start:end]:
+        if _is_answer(node) and _calls_other_tools(node):
+            start = _after_results(surface, node.position)
+    return tuple(node.seq for node in surface[start:end])
+
+
+def _after_results(surface: SurfaceView, position: int) -> int:
+    """The position after the model message at ``position`` and its tool results."""
+    after = position + 1
+    while after < len(surface) and isinstance(surface[after].event, ToolResultEvent):
+        after += 1
+    return after
+
+
+def _calls_other_tools(node: SurfaceNode) -> bool:
+    return any(
+        isinstance(block, ToolCallBlock) and block.name != FINAL_RESULT_TOOL
+        for block in node.message.content
+    )
 
 
 def _describe(error: ValidationError) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from dsh_agent import AgentLoop, OutputValidationError, reconstruct_requests, run
+from dsh_agent import AgentLoop, OutputValidationError, reconstruct_requests, run, tool
 from dsh_agent._structured_output import OUTPUT_PLUGIN
 from dsh_llm import Message, TextBlock, ToolCallBlock, ToolResultBlock
 from dsh_llm.testing import Response, ScriptedAdapter, reply
@@ -102,6 +102,54 @@ async def test_a_run_answered_at_once_keeps_its_history() -> None:
         "user:Which city?",
         "call:a",
         "result:a",
+        "user:And then?",
+    ]
+    assert reconstruct_requests(agent.session.events) == adapter.requests
+    await agent.aclose()
+
+
+async def test_what_other_tools_did_stays_in_the_history() -> None:
+    """A failed attempt that also called another tool stays with its results (the
+    tool ran: the model must still see that), and so does everything before it;
+    only the corrections after it leave."""
+
+    @tool
+    async def look(path: str) -> str:
+        """Read a path."""
+        return f"contents of {path}"
+
+    both = reply(
+        tool_calls=[
+            {"call_id": "l1", "name": "look", "arguments": {"path": "a"}},
+            {"call_id": "a", "name": "final_result", "arguments": {"town": "Oslo"}},
+        ]
+    )
+    script = [
+        "Oslo, I think.",
+        both,
+        final("b", {"town": "Oslo"}),
+        final("c", {"name": "Oslo"}),
+        "Next.",
+    ]
+    adapter = ScriptedAdapter(script)
+    agent = AgentLoop(
+        session=Session.create(), adapter=adapter, provider="test", model="m", tools=[look]
+    )
+
+    result = await run(agent, "Which city?", output_type=City, output_corrections=3)
+    await run(agent, "And then?")
+
+    assert result.output == City(name="Oslo")
+    assert _shown(adapter.requests[-1].messages) == [
+        "user:Which city?",
+        "assistant:Oslo, I think.",
+        "user:Give your final answer by calling the final_result tool.",
+        "call:l1",
+        "call:a",
+        "result:l1",
+        "result:a!",
+        "call:c",
+        "result:c",
         "user:And then?",
     ]
     assert reconstruct_requests(agent.session.events) == adapter.requests
