@@ -124,7 +124,7 @@ async def test_what_other_tools_did_stays_in_the_history() -> None:
             {"call_id": "a", "name": "final_result", "arguments": {"town": "Oslo"}},
         ]
     )
-    script = [
+    script: list[Response] = [
         "Oslo, I think.",
         both,
         final("b", {"town": "Oslo"}),
