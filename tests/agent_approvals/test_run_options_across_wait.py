@@ -6,6 +6,9 @@ still rebuilt exactly from the log."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,7 @@ from dsh_agent import (
     run,
 )
 from dsh_llm import CallId
+from dsh_llm._request import GenerateRequest
 from dsh_llm.testing import Response, ScriptedAdapter
 from dsh_session import Session, ToolResultEvent, TurnEndEvent, TurnStartEvent
 from dsh_session.stores import open_store
@@ -172,3 +176,40 @@ async def test_the_options_survive_a_restart(tmp_path: Path, with_output: bool) 
         for e in events
         if isinstance(e, ToolResultEvent) and e.data.error and e.data.error.code == "TOOL_NOT_FOUND"
     ]
+
+
+def _child(*args: str) -> str:
+    """Run run_options_process.py with ``args`` in a process of its own; its stdout."""
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("run_options_process.py")), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+async def test_a_later_process_approves_with_the_run_options(tmp_path: Path) -> None:
+    """The run in one process, the approval in another (a real restart over SQLite):
+    the second process's request carries the first's settings, instructions and
+    final_result tool, its final_result is answered, and the log rebuilds both."""
+    url = f"sqlite:///{tmp_path}/agent.db"
+    word, session_id = _child("ask", url, str(tmp_path)).split()
+    assert word == "waiting"
+    assert _child("approve", url, str(tmp_path), session_id) == "done\n"
+
+    lines = (tmp_path / "requests.jsonl").read_text().splitlines()
+    sent = [GenerateRequest.model_validate_json(line) for line in lines]
+    after = sent[1]
+    assert (after.temperature, after.max_tokens, after.system) == (0.0, 77, "Be brief.")
+    assert "final_result" in [schema.name for schema in after.tools or ()]
+    async with open_store(url, mode="read") as store:
+        session, _ = await store.read(session_id)
+    events = list(session.events)
+    answered = results(events)["out"]
+    assert answered.data.error is None
+    assert result_text(answered) == "Final answer received."
+    assert reconstruct_requests(events) == sent
