@@ -17,16 +17,27 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from dsh_agent import AgentLoop, ModelSettings, run
+from dsh_agent import AgentLoop, ModelSettings, run, tool
 from dsh_llm import CallId
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session, SessionStore
 from dsh_session.stores import open_store
-from tests.agent_approvals.support import Workshop
 
 
 class Answer(BaseModel):
     text: str
+
+
+@tool
+async def look(path: str) -> str:
+    """Read a path."""
+    return f"contents of {path}"
+
+
+@tool(requires_approval=True)
+async def delete(path: str) -> str:
+    """Delete a path."""
+    return f"deleted {path}"
 
 
 def _agent(session: Session, adapter: ScriptedAdapter, store: SessionStore) -> AgentLoop:
@@ -35,7 +46,7 @@ def _agent(session: Session, adapter: ScriptedAdapter, store: SessionStore) -> A
         adapter=adapter,
         provider="test",
         model="scripted",
-        tools=Workshop().tools,
+        tools=[look, delete],
         store=store,
     )
 
