@@ -17,6 +17,7 @@ from dsh_agent._agent import PreStep, Reject
 from dsh_agent._cancellation import CancelScope, _TurnAborted
 from dsh_agent._engine.context import EngineContext, Fresh, Regenerate, Rerun, Resume, TurnKind
 from dsh_agent._engine.step import StepRunner
+from dsh_agent._engine.turn_options import prompt_turn
 from dsh_agent._live_updates import MessageClaimed
 from dsh_agent._prestep import run_pre_step
 from dsh_agent.approvals._gate import _ApprovalsPending
@@ -52,9 +53,14 @@ class TurnRunner:
         messages."""
         session = self._ctx.session
         turn = session.last_turn + 1
-        options = self._steps.requests.opening(
-            kind.target.turn if isinstance(kind, Rerun) else None
+        again = (
+            kind.target.turn
+            if isinstance(kind, Rerun)
+            else prompt_turn(session)
+            if isinstance(kind, Regenerate)
+            else None
         )
+        options = self._steps.requests.opening(again)
         session.append("turn/start", TurnStartData(turn=turn, run_options=options.record()))
         self._steps.begin_turn(turn, options)
         if isinstance(kind, Rerun):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dsh_agent._config import NO_SETTINGS
-from dsh_agent._engine.branching import shadow_answer
+from dsh_agent._engine.branching import is_prompt, shadow_answer
 from dsh_agent._engine.run_header import overridden, with_instructions
 from dsh_agent._instructions import InstructionsContext, InstructionsFunction, evaluate
 from dsh_agent._model_settings import ModelSettings
@@ -30,6 +30,7 @@ from dsh_agent._structured_output import (
 from dsh_agent.inbox import Inbox
 from dsh_agent.tools import Tool
 from dsh_session._session import Session
+from dsh_session._surface_view import message_of
 from dsh_session.events import RequestHeader, TurnRunOptions, TurnStartEvent
 
 
@@ -101,6 +102,20 @@ def _turn_start(session: Session, turn: int) -> TurnStartEvent | None:
     return None
 
 
+def prompt_turn(session: Session) -> int | None:
+    """The turn the last human prompt on the surface entered in (what a regenerate
+    answers again), or None."""
+    events = session.events
+    for seq in reversed(session.surface_seqs()):
+        if is_prompt(message_of(events[seq])):
+            for index in range(seq, -1, -1):
+                event = events[index]
+                if isinstance(event, TurnStartEvent):
+                    return event.data.turn
+            return None
+    return None
+
+
 def turn_start_seq(session: Session, turn: int) -> int:
     """The seq of ``turn``'s ``turn/start`` (the turn is in the log)."""
     start = _turn_start(session, turn)
@@ -148,7 +163,8 @@ class TurnRequests:
 
     def opening(self, again: int | None) -> TurnOptions:
         """The options of the turn about to open: the pending ones, else, for a turn
-        that runs turn ``again`` once more (``retry()``), the ones that turn had."""
+        that runs turn ``again`` once more (``retry()``, ``regenerate()``), the ones
+        that turn had."""
         if self.pending is not None:
             return self.pending
         return NO_OPTIONS if again is None else restored(self._session, again)
@@ -215,6 +231,7 @@ __all__ = [
     "NO_OPTIONS",
     "TurnOptions",
     "TurnRequests",
+    "prompt_turn",
     "restored",
     "turn_start_seq",
 ]
