@@ -15,6 +15,7 @@ from dsh_agent._cancellation import CancelCauseInput
 from dsh_agent._config import AgentConfig
 from dsh_agent._engine.loop import AgentLoop
 from dsh_agent._engine.run import run, run_retry
+from dsh_agent._instructions import InstructionsContext, InstructionsFunction
 from dsh_agent._live_updates import (
     AgentStatus,
     AssistantStarted,
@@ -48,6 +49,7 @@ from dsh_agent.errors import (
     McpConnectionLost,
     McpConnectTimeoutError,
     NothingToRetryError,
+    OutputPendingError,
     OutputValidationError,
     RequestReconstructionError,
     SessionInUseError,
@@ -102,6 +104,8 @@ __all__ = [
     "Enter",
     "InboxError",
     "InboxTarget",
+    "InstructionsContext",
+    "InstructionsFunction",
     "LiveUpdate",
     "LiveUpdateObserver",
     "McpConnectTimeoutError",
@@ -112,6 +116,7 @@ __all__ = [
     "ModelSettings",
     "ModelSummarizer",
     "NothingToRetryError",
+    "OutputPendingError",
     "OutputRunOptions",
     "OutputValidationError",
     "PendingApproval",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from dsh_agent._agent import PreStepHandler
+from dsh_agent._instructions import InstructionsFunction
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent.approvals._policy import ApprovalPolicy
 from dsh_agent.compaction._config import Compaction
@@ -47,6 +48,10 @@ class AgentConfig(Generic[DepsT]):
     model: str
     system: str | None = None
     """The system prompt, logged in the request header."""
+    instructions: InstructionsFunction[DepsT] | None = None
+    """Dynamic instructions: called before each request with its
+    :class:`~dsh_agent.InstructionsContext`, sync or async; the text is added to the
+    system prompt of that request's header (logged, so never called again to rebuild it)."""
     tools: Sequence[Tool[DepsT]] = ()
     model_settings: ModelSettings = NO_SETTINGS
     """Sampling settings for the request header; ``run(..., settings=...)`` overrides

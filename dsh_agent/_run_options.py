@@ -29,6 +29,9 @@ class RunOptions(TypedDict, total=False):
 
     settings: ModelSettings | None
     """Override the loop's model settings for this run's requests (default: none)."""
+    instructions: str | None
+    """Added to the system prompt of this run's requests, after the loop's system
+    prompt and dynamic instructions (default: none)."""
     raise_on_error: bool
     """Raise :class:`~dsh_agent.TurnFailed` when the interval's last turn ended
     ``error`` (default True); False returns the failure in the result."""

@@ -3,7 +3,8 @@ carry one without importing the run machinery)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Generic
 
 from typing_extensions import TypeVar
@@ -29,12 +30,23 @@ class RunResult(Generic[OutputT]):
     """The events from the message's inbox receipt to the next idle."""
     failure: LlmFailure | None = None
     """Why the last turn of the interval failed, when it ended ``error``."""
-    output: OutputT = _NO_OUTPUT
-    """The validated answer when the run asked for an ``output_type`` (else None)."""
     message_id: MessageId | None = None
     """The id of the message the run delivered: the one it created for a string or
     content blocks, the given message's otherwise. None for a run started by a verb
     that delivers no message (``retry``, ``regenerate``, ``approve``)."""
+    _answer: Callable[[], OutputT] | None = field(default=None, repr=False, compare=False)
+    """What :attr:`output` reads (None: the run asked for no output type)."""
+
+    @property
+    def output(self) -> OutputT:
+        """The validated answer when the run asked for an ``output_type`` (else None).
+
+        A run whose turn stopped at an approval wait before the answer returns without
+        it: reading it raises :class:`~dsh_agent.OutputPendingError` until the waiting
+        calls are decided and the turn, which keeps the run's options, has answered
+        (then it is the answer; :class:`~dsh_agent.OutputValidationError` if the turn
+        ended without a valid one)."""
+        return _NO_OUTPUT if self._answer is None else self._answer()
 
 
 __all__ = [

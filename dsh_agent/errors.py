@@ -12,6 +12,7 @@ Every public exception of dsh_agent is defined here::
             ToolArgumentsError
             TurnFailed
             OutputValidationError
+            OutputPendingError
             ApprovalError
             BranchError
             RequestReconstructionError
@@ -48,6 +49,7 @@ __all__ = [
     "McpConnectTimeoutError",
     "McpConnectionLost",
     "NothingToRetryError",
+    "OutputPendingError",
     "OutputValidationError",
     "RequestReconstructionError",
     "SessionInUseError",
@@ -159,6 +161,24 @@ class OutputValidationError(AgentError):
         )
         self.output_type = output_type
         self.problems = tuple(problems)
+
+
+class OutputPendingError(AgentError):
+    """``RunResult.output`` was read while the run's turn waits for approval of a tool
+    call and has no answer yet: decide the waiting calls (``approve`` / ``deny``), let
+    the turn go on, and read it again. ``turn`` is the waiting turn, ``call_ids`` the
+    calls it waits for."""
+
+    def __init__(self, output_type: type[BaseModel], turn: int, call_ids: list[CallId]) -> None:
+        calls = ", ".join(repr(call_id) for call_id in call_ids) or "(none left)"
+        super().__init__(
+            f"no {output_type.__name__} yet: turn {turn} waits for approval of call "
+            f"{calls}; decide it (approve or deny), let the turn go on, then read the "
+            "output again"
+        )
+        self.output_type = output_type
+        self.turn = turn
+        self.call_ids = tuple(call_ids)
 
 
 class ApprovalError(AgentError):

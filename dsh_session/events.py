@@ -68,6 +68,7 @@ from dsh_session._events.payloads import (
     ToolErrorInfo,
     ToolResultData,
     TurnEndData,
+    TurnRunOptions,
     TurnStartData,
 )
 from dsh_session._events.reasons import (
@@ -178,6 +179,7 @@ __all__ = [
     "TurnEndEvent",
     "TurnEndReason",
     "TurnNumber",
+    "TurnRunOptions",
     "TurnStartData",
     "TurnStartEvent",
     "TypedEventType",

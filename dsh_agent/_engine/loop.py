@@ -28,8 +28,9 @@ from dsh_agent._engine.branching import (
 )
 from dsh_agent._engine.context import Regenerate, Rerun
 from dsh_agent._engine.loop_parts import ClosedFlag, LoopWiring, build_parts
-from dsh_agent._engine.run_header import overridden
 from dsh_agent._engine.session_claims import claim, release
+from dsh_agent._engine.turn_options import TurnOptions
+from dsh_agent._instructions import InstructionsFunction
 from dsh_agent._live_updates import AgentStatus, InboxTarget, LiveUpdateObserver, Notifier
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._run_options import RunPrompt
@@ -72,6 +73,7 @@ class AgentLoop:
         provider: str | None = None,
         model: str | None = None,
         system: str | None = None,
+        instructions: InstructionsFunction[DepsT] | None = None,
         tools: Iterable[Tool[DepsT]] = (),
         model_settings: ModelSettings = NO_SETTINGS,
         store: SessionStore | None = None,
@@ -98,6 +100,7 @@ class AgentLoop:
             provider=provider,
             model=model,
             system=system,
+            instructions=instructions,
             tools=tuple(tools),
             model_settings=model_settings,
             store=store,
@@ -322,25 +325,39 @@ class AgentLoop:
 
     @contextmanager
     def request_overrides(
-        self, settings: ModelSettings | None = None, tools: Iterable[Tool] = ()
+        self,
+        settings: ModelSettings | None = None,
+        tools: Iterable[Tool] = (),
+        *,
+        instructions: str | None = None,
     ) -> Iterator[None]:
-        """Within the block, requests use ``settings`` over the loop's and offer
-        ``tools`` besides its own (each change logged as a ``request/header``, so the
-        requests stay reconstructable); on leaving, the loop's header comes back for
-        the next request. The agent must be idle on entry: this is how ``run(...,
-        settings=..., output_type=...)`` scopes its options to its own turns."""
+        """The turns opened within the block belong to one run: every request of each
+        of them, until it ends, uses ``settings`` over the loop's, offers ``tools``
+        besides its own and adds ``instructions`` to the system prompt, even after
+        the block is left (a turn waiting for approval goes on with them). Each turn's
+        ``turn/start`` records them, so a loop resuming it in another process applies
+        them again (of the extra tools, only a run's ``final_result``); each request's
+        ``request/header`` says what it was sent with. The agent must be idle on entry:
+        this is how ``run(..., settings=..., instructions=..., output_type=...)``
+        gives its options to its own turns. Bad options raise before anything is
+        written."""
         self._check_open()
-        if self.status != "idle":
+        if self.status != "idle" or self._driver.waiting_turn:
             raise AgentError(
-                f"agent {self.id!r} is {self.status}: request overrides apply from an "
-                "idle agent (wait for when_idle() first)"
+                f"agent {self.id!r} is {self.status if self.status != 'idle' else 'waiting'}"
+                ": run options apply to turns opened from an idle agent with no turn "
+                "waiting for approval (decide it, or wait for when_idle(), first)"
             )
-        base_header, base_tools = self._steps.header, self._steps.tools
-        self._steps.configure(*overridden(base_header, base_tools, settings, tools))
+        requests = self._steps.requests
+        options = TurnOptions(
+            settings=settings or NO_SETTINGS, instructions=instructions, tools=tuple(tools)
+        )
+        requests.check(options)
+        requests.pending = options
         try:
             yield
         finally:
-            self._steps.configure(base_header, base_tools)
+            requests.pending = None
 
     def on_pre_step(self, handler: PreStepHandler) -> Callable[[], None]:
         """Add a pre-step handler (the first added is the outermost). Returns the

@@ -27,6 +27,7 @@ from dsh_agent._engine.driver import TurnDriver
 from dsh_agent._engine.run_header import index_tools, loop_header
 from dsh_agent._engine.step import StepRunner
 from dsh_agent._engine.turn import TurnRunner
+from dsh_agent._engine.turn_options import TurnRequests
 from dsh_agent._live_updates import LiveUpdate
 from dsh_agent.approvals._gate import ApprovalGate
 from dsh_agent.compaction._hook import ContextHook
@@ -135,11 +136,17 @@ def build_parts(wiring: LoopWiring, session: Session, config: AgentConfig[Any]) 
         agent=wiring.agent,
         closed=wiring.closed,
     )
+    requests = TurnRequests(
+        session=session,
+        header=header,
+        tools=indexed,
+        instructions=config.instructions,
+        deps=config.deps,
+    )
     steps = StepRunner(
         context=context,
         adapter=config.adapter,
-        header=header,
-        tools=indexed,
+        requests=requests,
         check_requests=config.check_requests,
     )
     turns = TurnRunner(context=context, steps=steps)

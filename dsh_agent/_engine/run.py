@@ -1,5 +1,7 @@
 """Owned runs: send one followup and collect what happened until the agent is idle,
-optionally with model settings and a structured output type for that run only."""
+optionally with model settings, instructions and a structured output type for that
+run's turns only (they stay with each turn until it ends: see
+:mod:`dsh_agent._engine.turn_options`)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from dsh_agent._run_options import (
 )
 from dsh_agent._run_result import RunResult
 from dsh_agent._structured_output import DEFAULT_OUTPUT_CORRECTIONS, OutputCollector
-from dsh_agent.errors import TurnFailed
+from dsh_agent.errors import OutputPendingError, TurnFailed
 from dsh_agent.tools import Tool
 from dsh_llm._content import TextBlock
 from dsh_llm._ids import MessageId
@@ -40,7 +42,11 @@ class RequestOverridable(Protocol):
     """An agent whose requests can take per-run settings and tools (``AgentLoop``)."""
 
     def request_overrides(
-        self, settings: ModelSettings | None = None, tools: Sequence[Tool] = ()
+        self,
+        settings: ModelSettings | None = None,
+        tools: Sequence[Tool] = (),
+        *,
+        instructions: str | None = None,
     ) -> AbstractContextManager[None]: ...
 
 
@@ -76,13 +82,18 @@ async def run(
     blocks from which the run creates one (``create_user_message``, the user as its
     source); ``RunResult.message_id`` is the id of the message delivered.
 
-    ``settings`` override the loop's model settings for this run's requests. With
-    ``output_type`` (a Pydantic model) the model is offered a ``final_result`` tool
-    taking that model's schema; ``RunResult.output`` is the validated answer, and
-    after ``output_corrections`` failed attempts :class:`OutputValidationError` is raised.
-    Both need an idle agent that supports request overrides (``AgentLoop``). The
-    options are :class:`~dsh_agent.RunOptions` (:class:`~dsh_agent.OutputRunOptions`
-    with an ``output_type``).
+    ``settings`` override the loop's model settings for this run's requests, and
+    ``instructions`` are added to its system prompt. With ``output_type`` (a Pydantic
+    model) the model is offered a ``final_result`` tool taking that model's schema;
+    ``RunResult.output`` is the validated answer, and after ``output_corrections``
+    failed attempts :class:`OutputValidationError` is raised; the corrections then
+    leave the history later requests are built from (the log keeps them). These
+    options belong to the run's turns, which keep them to their end, across an
+    approval wait and a restart; they need an idle agent that supports request
+    overrides (``AgentLoop``). A run whose turn stops at an approval wait returns
+    then; its ``output`` is read once the turn has answered. The options are
+    :class:`~dsh_agent.RunOptions` (:class:`~dsh_agent.OutputRunOptions` with an
+    ``output_type``).
 
     Raises :class:`~dsh_agent.TurnFailed` (carrying the failure and the result) when
     the interval's last turn ended ``error``, unless ``raise_on_error`` is False; a
@@ -107,18 +118,9 @@ async def run_with(
         None if output_type is None else OutputCollector(output_type, corrections=corrections)
     )
     start = agent.session.seq
-    with _overrides(agent, options.get("settings"), collector):
+    with _overrides(agent, options.get("settings"), options.get("instructions"), collector):
         agent.followup(prompt)
         await agent.when_idle()
-        while collector is not None and collector.output is None:
-            end = _last_turn_end(agent.session.events[start:])
-            if end is None or end.data.reason.kind != "completed":
-                break
-            reminder = collector.missing()
-            if reminder is None:
-                break
-            agent.followup(reminder)
-            await agent.when_idle()
     return _summarize(agent, start, options.get("raise_on_error", True), collector, prompt.id)
 
 
@@ -152,29 +154,52 @@ def _summarize(
     events = tuple(agent.session.events[start:])
     end = _last_turn_end(events)
     reason = None if end is None else end.data.reason
-    result = RunResult(
+    result: RunResult[Any] = RunResult(
         final_response=_final_response(events),
         finish_reason=None if reason is None else reason.kind,
         events=events,
         failure=reason.error if isinstance(reason, ErrorReason) else None,
-        output=None if collector is None else collector.result(),
         message_id=message_id,
+        _answer=None if collector is None else _answer(agent, collector),
     )
     if raise_on_error and result.failure is not None:
         raise TurnFailed(result.failure, result)
+    if collector is not None and agent.session.open_turn is None:
+        collector.result()  # a run whose turn ended without a valid answer raises here
     return result
 
 
+def _answer(agent: Agent, collector: OutputCollector[Any]) -> Callable[[], Any]:
+    """What the result's ``output`` reads: the collector's answer, or, while the run's
+    turn waits for approval with no answer yet, :class:`OutputPendingError`."""
+    waiting = agent.session.open_turn
+
+    def answer() -> Any:
+        session = agent.session
+        if collector.output is None and waiting is not None and session.open_turn == waiting:
+            calls = [pending.call_id for pending in agent.pending_approvals]
+            assert collector.output_type is not None
+            raise OutputPendingError(collector.output_type, waiting, calls)
+        return collector.result()
+
+    return answer
+
+
 def _overrides(
-    agent: Agent, settings: ModelSettings | None, collector: OutputCollector[Any] | None
+    agent: Agent,
+    settings: ModelSettings | None,
+    instructions: str | None,
+    collector: OutputCollector[Any] | None,
 ) -> AbstractContextManager[None]:
-    if settings is None and collector is None:
+    if settings is None and instructions is None and collector is None:
         return nullcontext()
     if not isinstance(agent, RequestOverridable):
         raise TypeError(
-            f"{type(agent).__name__} takes no per-run settings or output_type (AgentLoop does)"
+            f"{type(agent).__name__} takes no per-run settings, instructions or "
+            "output_type (AgentLoop does)"
         )
-    return agent.request_overrides(settings, () if collector is None else (collector.tool,))
+    tools = () if collector is None else (collector.tool,)
+    return agent.request_overrides(settings, tools, instructions=instructions)
 
 
 def _final_response(events: Sequence[SessionEvent]) -> str | None:

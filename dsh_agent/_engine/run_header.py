@@ -94,9 +94,30 @@ def overridden(
     return changed, merged
 
 
+def with_instructions(header: RequestHeader, *instructions: str | None) -> RequestHeader:
+    """``header`` with ``instructions`` as further sections of its system prompt, in
+    order (the header itself when there are none)."""
+    sections = [section for section in (header.system, *instructions) if section]
+    if len(sections) == (1 if header.system else 0):
+        return header
+    return RequestHeader(
+        config=header.config,
+        adapter_defaults=header.adapter_defaults,
+        system=INSTRUCTIONS_SEPARATOR.join(sections),
+        tools=header.tools,
+    )
+
+
+INSTRUCTIONS_SEPARATOR = "\n\n"
+"""Between the sections of a system prompt: the loop's, then the dynamic
+instructions', then the run's."""
+
+
 __all__ = [
     "HEADER_CACHE_SIZE",
+    "INSTRUCTIONS_SEPARATOR",
     "index_tools",
     "loop_header",
     "overridden",
+    "with_instructions",
 ]

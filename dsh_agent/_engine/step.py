@@ -20,6 +20,7 @@ from typing import Literal, TypeVar
 from dsh_agent._cancellation import CancelScope, _TurnAborted
 from dsh_agent._engine.context import EngineContext, Prelude
 from dsh_agent._engine.tool_runner import ToolRunner
+from dsh_agent._engine.turn_options import TurnOptions, TurnRequests
 from dsh_agent._live_updates import AssistantStarted
 from dsh_agent.approvals._gate import _ApprovalsPending
 from dsh_agent.approvals._open_step import open_step
@@ -39,7 +40,6 @@ from dsh_session.events import (
     CompletedReason,
     ErrorReason,
     MaxTokensReason,
-    RequestHeader,
     RequestHeaderData,
     StepData,
     TurnEndReason,
@@ -67,34 +67,37 @@ class StepRunner:
         *,
         context: EngineContext,
         adapter: ModelAdapter,
-        header: RequestHeader,
-        tools: Mapping[str, Tool],
+        requests: TurnRequests,
         check_requests: bool,
     ) -> None:
         self._ctx = context
         self._adapter = adapter
-        self._header = header
+        self.requests = requests
+        """The header and tools of the turn's requests (the run's options included)."""
         self._check_requests = check_requests
         self._header_logged = False
         self._concluded_waiting: set[tuple[int, int]] = set()
         """Steps that committed a concluding result, then waited for approval: the
         turn ends when they go on (in this process; the log does not say)."""
-        self._tool_runner = ToolRunner(context=context, tools=tools)
+        self._tool_runner = ToolRunner(context=context, tools=requests.tools)
 
-    @property
-    def header(self) -> RequestHeader:
-        """The header the next request goes out with."""
-        return self._header
+    def begin_turn(self, turn: int, options: TurnOptions) -> None:
+        """Run ``turn`` with the run options its ``turn/start`` records."""
+        self.requests.begin(turn, options)
+        self._offer(self.requests.tools)
 
-    @property
-    def tools(self) -> Mapping[str, Tool]:
-        """The tools the next step's calls may use."""
-        return self._tool_runner.tools
+    def resume_turn(self, turn: int) -> None:
+        """Go on with ``turn`` with its own run options (restored from the log when
+        another process opened it)."""
+        self.requests.resume(turn)
+        self._offer(self.requests.tools)
 
-    def configure(self, header: RequestHeader, tools: Mapping[str, Tool]) -> None:
-        """Use ``header`` and ``tools`` from the next request on (a differing header is
-        logged as a ``change`` before that request)."""
-        self._header = header
+    def end_turn(self) -> None:
+        """The turn ended: the loop's own header and tools from the next turn on."""
+        self.requests.end()
+        self._offer(self.requests.tools)
+
+    def _offer(self, tools: Mapping[str, Tool]) -> None:
         self._tool_runner.tools = tools
         self._ctx.approvals.tools = tools
 
@@ -133,7 +136,7 @@ class StepRunner:
         for message in entering:
             append("user/message", message)
         while True:  # one attempt, and one more after each retry wait
-            request = self._request()
+            request = await self._request(turn, step)
             if self._check_requests:
                 differences = diff_requests(request, reconstruct_request(self._ctx.session.events))
                 if differences:
@@ -146,7 +149,7 @@ class StepRunner:
             await self._ctx.checkpoint(scope)
             outcome = await self._answer(scope, turn, step, request)
             if await self._ctx.window.recover(scope, turn, outcome):  # overflow: compacted
-                outcome = await self._answer(scope, turn, step, self._request())
+                outcome = await self._answer(scope, turn, step, await self._request(turn, step))
             retries = self._ctx.retries
             if not isinstance(outcome, ErrorReason) or retries is None:
                 return outcome
@@ -161,9 +164,18 @@ class StepRunner:
         current = open_step(self._ctx.session)
         assert current is not None and (current.turn, current.step) == (turn, step)
         tools = self._run_tools(scope, turn, step, current.calls)
-        concluded = await self._closing(StepData(turn=turn, step=step), tools)
+        concluded = await self._closing(
+            StepData(turn=turn, step=step), self._settled(tools, turn, step)
+        )
         scope.check()
         return _COMPLETED if concluded else None
+
+    async def _settled(self, tools: Awaitable[bool], turn: int, step: int) -> bool:
+        """The resumed tool phase, then a concluded structured-output turn settled."""
+        concluded = await tools
+        if concluded:
+            self.requests.settle_output(self._ctx.inbox, turn, step, answered=True)
+        return concluded
 
     async def _closing(self, bracket: StepData, body: Awaitable[_T]) -> _T:
         """Await ``body``, then append ``step/end`` however it ends, unless it waits for
@@ -178,13 +190,14 @@ class StepRunner:
         self._ctx.session.append("step/end", bracket)
         return result
 
-    def _request(self) -> GenerateRequest:
+    async def _request(self, turn: int, step: int) -> GenerateRequest:
         """Log the header when needed, then build the request from it and the derived
         history (the very message objects of the log). The first request of this runner
         always logs it (``initial`` on a log without one, else ``resume``); later ones
         only when the log's latest header differs (``change``, e.g. another writer)."""
         session = self._ctx.session
-        header, logged = self._header, session.request_header
+        header = await self.requests.header(turn, step)
+        logged = session.request_header
         if not self._header_logged or (logged is not header and logged != header):
             reason: Literal["initial", "resume", "change"] = (
                 "change" if self._header_logged else "initial" if logged is None else "resume"
@@ -239,6 +252,7 @@ class StepRunner:
         scope.check()
         if calls and not concluded:
             return None
+        self.requests.settle_output(self._ctx.inbox, turn, step, answered=concluded)
         return _MAX_TOKENS if isinstance(finish, MaxTokensFinish) else _COMPLETED
 
     async def _stream(

@@ -17,6 +17,7 @@ from dsh_agent._agent import PreStep, Reject
 from dsh_agent._cancellation import CancelScope, _TurnAborted
 from dsh_agent._engine.context import EngineContext, Fresh, Regenerate, Rerun, Resume, TurnKind
 from dsh_agent._engine.step import StepRunner
+from dsh_agent._engine.turn_options import prompt_turn
 from dsh_agent._live_updates import MessageClaimed
 from dsh_agent._prestep import run_pre_step
 from dsh_agent.approvals._gate import _ApprovalsPending
@@ -52,7 +53,16 @@ class TurnRunner:
         messages."""
         session = self._ctx.session
         turn = session.last_turn + 1
-        session.append("turn/start", TurnStartData(turn=turn))
+        again = (
+            kind.target.turn
+            if isinstance(kind, Rerun)
+            else prompt_turn(session)
+            if isinstance(kind, Regenerate)
+            else None
+        )
+        options = self._steps.requests.opening(again)
+        session.append("turn/start", TurnStartData(turn=turn, run_options=options.record()))
+        self._steps.begin_turn(turn, options)
         if isinstance(kind, Rerun):
             return turn, ()
         return turn, self._announce_claim(turn, self._ctx.inbox.claim_first_step())
@@ -81,6 +91,7 @@ class TurnRunner:
         ending: TurnEndReason | None = None  # how the previous step would end the turn
         try:
             if isinstance(kind, Resume):
+                self._steps.resume_turn(turn)
                 ending = await self._steps.resume(scope, turn, kind.step)
             while True:
                 step += 1
@@ -118,6 +129,7 @@ class TurnRunner:
     async def _end(self, scope: CancelScope, turn: int, reason: TurnEndReason) -> TurnEndReason:
         session = self._ctx.session
         session.append("turn/end", TurnEndData(turn=turn, reason=reason))
+        self._steps.end_turn()
         try:
             await self._ctx.checkpoint(scope)
         except Exception:  # the store keeps the batch and reports it at the next flush

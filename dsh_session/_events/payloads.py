@@ -34,14 +34,37 @@ __all__ = [
     "ToolErrorInfo",
     "ToolResultData",
     "TurnEndData",
+    "TurnRunOptions",
     "TurnStartData",
 ]
+
+
+class TurnRunOptions(DshModel):
+    """The per-run options of the run that opened a turn: they hold for every request
+    of the turn, across an approval wait and a restart. A dsh field of ``turn/start``
+    (``runOptions``); the TypeScript harness reads only ``turn`` and ignores it. The
+    headers logged before the turn's requests already say what was sent; this says
+    what a process resuming the turn must apply again."""
+
+    max_tokens: int | None = optional(ge=1, le=JSON_INT_MAX)
+    temperature: float | None = optional(ge=0)
+    top_p: float | None = optional(ge=0, le=1)
+    stop: tuple[str, ...] | None = optional()
+    reasoning_effort: str | None = optional()
+    instructions: str | None = optional()
+    """Instructions added to the system prompt for this run's requests."""
+    output_tool: ToolSchema | None = optional()
+    """The structured-output tool (``final_result``) the run offered."""
+    output_corrections: int | None = optional(ge=0, le=JSON_INT_MAX)
+    """How many failed answers the model may correct (with ``output_tool``)."""
 
 
 class TurnStartData(DshModel):
     """``turn/start``: a turn opens."""
 
     turn: TurnNumber
+    run_options: TurnRunOptions | None = optional()
+    """Set when the turn was opened by a run with per-run options (dsh only)."""
 
 
 class TurnEndData(DshModel):

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _harness_peer import SKIPPED, HarnessTools
+from _harness_peer import HarnessTools
 from harness_stores.roots import wire_events, wire_header
 from session_stores.scenarios import complete_turn
 from session_stores.sqlite_files import layout_of
@@ -74,14 +74,6 @@ FORMS = [
 
 class HarnessRefused(AssertionError):
     """The harness driver ended with an error: what the harness said, verbatim."""
-
-
-@pytest.fixture(scope="module")
-def tools() -> HarnessTools:
-    found = HarnessTools.from_environment()  # a half-set environment is an error
-    if found is None:
-        pytest.skip(SKIPPED)
-    return found
 
 
 def run_driver(tools: HarnessTools, form: StoreForm, location: Path, session_id: str) -> Any:
