@@ -62,9 +62,11 @@ from dsh_agent.streaming._stream import UpdateStream, run_stream
 from dsh_agent.streaming._sync import SyncAgent, run_sync
 from dsh_agent.streaming._updates import (
     AgentUpdate,
+    ApprovalAsked,
     AssistantCommitted,
     AssistantFailed,
     ReasoningDelta,
+    RetryScheduled,
     TextDelta,
     ToolCallCommitted,
     ToolResultCommitted,
@@ -88,6 +90,7 @@ __all__ = [
     "AgentLoop",
     "AgentStatus",
     "AgentUpdate",
+    "ApprovalAsked",
     "ApprovalError",
     "ApprovalPolicy",
     "AssistantCommitted",
@@ -122,6 +125,7 @@ __all__ = [
     "Reject",
     "RequestReconstructionError",
     "RetryPolicy",
+    "RetryScheduled",
     "RunOptions",
     "RunPrompt",
     "RunResult",

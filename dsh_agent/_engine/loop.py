@@ -41,6 +41,7 @@ from dsh_agent.errors import AgentClosedError, AgentError
 from dsh_agent.inbox import Inbox, check_target
 from dsh_agent.retry._chain import retry_target
 from dsh_agent.retry._policy import RetryPolicy
+from dsh_agent.streaming._hub import UpdateHub
 from dsh_agent.streaming._stream import DEFAULT_MAX_PENDING, UpdateStream, run_stream
 from dsh_agent.tools import Tool
 from dsh_llm import CallId, ContentInput
@@ -124,6 +125,7 @@ class AgentLoop:
             self._session, self._config = session, config
             self._closed = ClosedFlag()
             self._observers: list[LiveUpdateObserver] = []
+            self._updates = UpdateHub()
             self._pre_step_handlers: list[PreStepHandler] = list(config.pre_step)
             wiring = LoopWiring(
                 agent=weakref.ref(self),
@@ -164,6 +166,7 @@ class AgentLoop:
             await self._flush()
         finally:
             self._ctx.inbox.close()
+            self._updates.close()
             release(self._session, self)
 
     async def __aenter__(self) -> Self:
@@ -269,6 +272,24 @@ class AgentLoop:
                 self._observers.remove(observer)
 
         return unsubscribe
+
+    def updates(
+        self,
+        *,
+        until_idle: bool = False,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        merge_deltas: bool = True,
+    ) -> UpdateStream:
+        """The typed updates of everything this agent does from this call on, whatever
+        starts it (a followup, ``retry()``, ``regenerate()``, ``approve()`` / ``deny()``),
+        across turns, until the loop closes (``until_idle``: until the agent is next idle
+        after running). Subscribed before returning: call it, then the verb. On a branch
+        from :meth:`edit`, the first call also gets the branch's start. Buffering and
+        closing are :func:`~dsh_agent.streaming.run_stream`'s."""
+        self._check_open()
+        return self._updates.updates(
+            self, until_idle=until_idle, max_pending=max_pending, merge_deltas=merge_deltas
+        )
 
     def stream(
         self,
@@ -379,6 +400,7 @@ class AgentLoop:
         config = replace(self._config, pre_step=tuple(self._pre_step_handlers))
         fork = fork_before(self._session, plan.boundary)
         branch = AgentLoop.from_config(session=fork, config=config)
+        branch._updates.record_start(branch)  # for the branch's first updates() call
         await start_branch(branch, config.store, plan, edited)
         return branch
 

@@ -1,10 +1,15 @@
-"""``agent.stream(message)`` / ``run_stream(agent, message)``: the typed updates of
-one owned run, from the followup to the next idle.
+"""Update streams: the typed updates of an agent as it works. ``agent.updates()`` streams
+everything from the moment it is called until the loop closes (or, ``until_idle``,
+until the agent is next idle), whatever starts the work: a followup, ``retry()``,
+``regenerate()``, an approval decision. ``agent.stream(message)`` /
+``run_stream(agent, message)`` subscribe, send ``message`` and stream until idle.
 
-The stream is built on the two synchronous observation points the loop already has:
+A stream is built on the two synchronous observation points the loop already has:
 the session's event observers (every committed event, translated into updates) and
 the agent's live updates (inbox, status, the start of a model stream, passed on as they
-are). Both fire in the loop's own order, into one buffer, so the updates keep that order.
+are). Both fire in the loop's own order, into one buffer, so the updates keep that
+order; and the stream subscribes when it is created, so nothing the agent does after
+that call is missed, even before the first ``__anext__``.
 
 Buffering policy: the loop never waits for the consumer. While the consumer lags,
 adjacent text (or reasoning) deltas of one block are merged into one update, which
@@ -22,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol, Self
@@ -38,9 +43,11 @@ from dsh_agent._run_options import RunPrompt, user_prompt
 from dsh_agent.errors import StreamOverflowError
 from dsh_agent.streaming._updates import (
     AgentUpdate,
+    ApprovalAsked,
     AssistantCommitted,
     AssistantFailed,
     ReasoningDelta,
+    RetryScheduled,
     TextDelta,
     ToolCallCommitted,
     ToolResultCommitted,
@@ -51,7 +58,7 @@ from dsh_agent.streaming._updates import (
 from dsh_llm import CallId
 from dsh_llm._content import ToolCallBlock
 from dsh_llm._ids import MessageId
-from dsh_llm._messages import UserMessage
+from dsh_llm._messages import AssistantMessage, UserMessage
 from dsh_llm._stream import (
     AbortedFinish,
     ErrorFinish,
@@ -60,8 +67,10 @@ from dsh_llm._stream import (
     TextDeltaChunk,
 )
 from dsh_session.events import (
+    ApprovalAskedEvent,
     AssistantChunkEvent,
     AssistantMessageEvent,
+    LlmRetryEvent,
     Replace,
     SessionEvent,
     ToolCallEvent,
@@ -99,22 +108,37 @@ class _Buffer:
     Kept apart from :class:`UpdateStream` so the agent's observer lists never hold
     the iterator itself, which can then be collected (and unsubscribe) after ``break``."""
 
-    def __init__(self, agent: StreamedAgent, max_pending: int, merge_deltas: bool) -> None:
+    def __init__(
+        self, agent: StreamedAgent, max_pending: int, merge_deltas: bool, until_idle: bool
+    ) -> None:
         self.agent = agent
         self.max_pending = max_pending
         self.merge_deltas = merge_deltas
+        self.until_idle = until_idle
         self.pending: deque[AgentUpdate | _GrowingDelta] = deque()
         self.waiter: asyncio.Future[None] | None = None  # the consumer, when it waits
         self.idle_seen = False
+        self.ended = False  # the agent closed: nothing more will come
         self.failure: BaseException | None = None
         self.unsubscribes: list[Callable[[], None]] = []
+        self.on_idle: Callable[[], None] | None = None
         self._streaming: MessageId | None = None  # the model stream being observed
-        self._answering: MessageId | None = None  # the last committed assistant message
+        self._answered: AssistantMessage | None = None  # the last committed one
 
     def stop_observing(self) -> None:
         for unsubscribe in self.unsubscribes:
             unsubscribe()
         self.unsubscribes.clear()
+
+    @property
+    def observing(self) -> bool:
+        return bool(self.unsubscribes)
+
+    def end(self) -> None:
+        """The agent closed: stop observing; the consumer gets what is buffered."""
+        self.ended = True
+        self.stop_observing()
+        self._wake()
 
     # --- the observers ----------------------------------------------------------------
 
@@ -124,6 +148,8 @@ class _Buffer:
         self._put(update)  # the agent's own object: nothing to translate
         if isinstance(update, StatusUpdate) and update.status == "idle":
             self.idle_seen = True
+            if self.on_idle is not None:
+                self.on_idle()
 
     def on_event(self, event: SessionEvent) -> None:
         try:
@@ -147,15 +173,28 @@ class _Buffer:
             return UserMessageEntered(event.data, turn, step, event.seq)
         if isinstance(event, AssistantMessageEvent):
             data = event.data
-            self._answering = data.message.id
+            self._answered = data.message
             return AssistantCommitted(
                 data.message, data.turn, data.step, event.seq, bool(data.interrupted)
             )
         if isinstance(event, ToolCallEvent):
             call = event.data
-            parent = self._answering or _message_calling(session, call.call_id, event.seq)
+            parent = self._calling(call.call_id, event.seq)[0].id
             return ToolCallCommitted(
                 parent, call.call_id, call.name, call.arguments, call.turn, call.step, event.seq
+            )
+        if isinstance(event, ApprovalAskedEvent):
+            return self._approval_asked(event)
+        if isinstance(event, LlmRetryEvent):
+            retry = event.data
+            return RetryScheduled(
+                retry.turn,
+                retry.step,
+                retry.retry,
+                retry.max_retries,
+                retry.delay_ms,
+                retry.failure,
+                event.seq,
             )
         if isinstance(event, ToolResultEvent):
             result = event.data
@@ -171,6 +210,34 @@ class _Buffer:
         if isinstance(event, TurnEndEvent):
             return TurnEnded(event.data.turn, event.data.reason, event.seq)
         return None
+
+    def _approval_asked(self, event: ApprovalAskedEvent) -> ApprovalAsked | None:
+        asked, session = event.data, self.agent.session
+        if asked.call_id is None:  # a harness ask about something other than a call
+            return None
+        message, call = self._calling(asked.call_id, event.seq)
+        return ApprovalAsked(
+            message.id,
+            call.call_id,
+            call.name,
+            call.arguments,
+            asked.reason,
+            asked.id,
+            session.open_turn or 0,
+            session.open_step or 0,
+            event.seq,
+        )
+
+    def _calling(self, call_id: CallId, seq: int) -> tuple[AssistantMessage, ToolCallBlock]:
+        """The assistant message that asked for ``call_id``, and the call: the one this
+        stream saw committed, or (when it joined a running turn) one before ``seq``."""
+        for message in (self._answered, *_assistant_messages(self.agent.session, seq)):
+            if message is None:
+                continue
+            for block in message.content:
+                if isinstance(block, ToolCallBlock) and block.call_id == call_id:
+                    return message, block
+        raise LookupError(f"the call {call_id!r} at seq {seq} follows no assistant message")
 
     def _chunk_update(self, event: AssistantChunkEvent) -> AgentUpdate | None:
         chunk, message_id = event.data.chunk, self._streaming
@@ -227,18 +294,13 @@ class _Buffer:
                 waiter.set_result(None)
 
 
-def _message_calling(session: Session, call_id: CallId, seq: int) -> MessageId:
-    """The assistant message that asked for ``call_id`` (committed before the stream
-    subscribed, when it joined a running turn)."""
+def _assistant_messages(session: Session, seq: int) -> Iterator[AssistantMessage]:
+    """The assistant messages committed before ``seq``, the latest first."""
     events = session.events
     for earlier in range(seq - 1, -1, -1):
         event = events[earlier]
-        if isinstance(event, AssistantMessageEvent) and any(
-            isinstance(block, ToolCallBlock) and block.call_id == call_id
-            for block in event.data.message.content
-        ):
-            return event.data.message.id
-    raise LookupError(f"tool/call {call_id!r} at seq {seq} follows no assistant message")
+        if isinstance(event, AssistantMessageEvent):
+            yield event.data.message
 
 
 class _GrowingDelta:
@@ -272,8 +334,8 @@ class _GrowingDelta:
 
 
 class UpdateStream:
-    """An async iterator of :data:`AgentUpdate` for one run; see the module docstring.
-    Use it with ``async for`` (optionally inside ``async with``)."""
+    """An async iterator of :data:`AgentUpdate`; see the module docstring. Use it
+    with ``async for`` (optionally inside ``async with``)."""
 
     def __init__(self, buffer: _Buffer) -> None:
         self._buffer = buffer
@@ -292,7 +354,9 @@ class UpdateStream:
                 failure, buffer.failure = buffer.failure, None
                 self._close()
                 raise failure
-            if buffer.idle_seen and buffer.agent.status == "idle":
+            if buffer.ended or (
+                buffer.until_idle and buffer.idle_seen and buffer.agent.status == "idle"
+            ):
                 break
             if buffer.waiter is not None and not buffer.waiter.done():
                 # One waiter is woken per update: a second would wait for ever.
@@ -344,11 +408,7 @@ def run_stream(
     delivered, or a prompt of another type) raises here, with nothing observed.
     ``merge_deltas=False`` keeps one delta per chunk while the buffer has room."""
     prompt = user_prompt(message, "stream")
-    if max_pending < 1:
-        raise ValueError(f"max_pending must be at least 1, not {max_pending}")
-    buffer = _Buffer(agent, max_pending, merge_deltas)
-    buffer.unsubscribes.append(agent.session.subscribe(buffer.on_event))
-    buffer.unsubscribes.append(agent.subscribe(buffer.on_live))
+    buffer = observe(agent, max_pending=max_pending, merge_deltas=merge_deltas, until_idle=True)
     try:
         agent.followup(prompt)
     except BaseException:
@@ -357,9 +417,22 @@ def run_stream(
     return UpdateStream(buffer)
 
 
+def observe(
+    agent: StreamedAgent, *, max_pending: int, merge_deltas: bool, until_idle: bool
+) -> _Buffer:
+    """A buffer subscribed to ``agent`` from now on."""
+    if max_pending < 1:
+        raise ValueError(f"max_pending must be at least 1, not {max_pending}")
+    buffer = _Buffer(agent, max_pending, merge_deltas, until_idle)
+    buffer.unsubscribes.append(agent.session.subscribe(buffer.on_event))
+    buffer.unsubscribes.append(agent.subscribe(buffer.on_live))
+    return buffer
+
+
 __all__ = [
     "DEFAULT_MAX_PENDING",
     "StreamedAgent",
     "UpdateStream",
+    "observe",
     "run_stream",
 ]
