@@ -12,8 +12,9 @@ from dsh_agent._agent import (
     Reject,
 )
 from dsh_agent._cancellation import CancelCauseInput
-from dsh_agent._config import AgentConfig
+from dsh_agent._config import AgentConfig, LoopOptions
 from dsh_agent._engine.loop import AgentLoop
+from dsh_agent._engine.opening import LoopOpening
 from dsh_agent._engine.run import run, run_retry
 from dsh_agent._live_updates import (
     AgentStatus,
@@ -107,6 +108,8 @@ __all__ = [
     "InboxTarget",
     "LiveUpdate",
     "LiveUpdateObserver",
+    "LoopOpening",
+    "LoopOptions",
     "McpConnectTimeoutError",
     "McpConnectionLost",
     "MessageClaimed",

@@ -43,6 +43,8 @@ PINNED: dict[str, tuple[str, ...]] = {
         "InboxTarget",
         "LiveUpdate",
         "LiveUpdateObserver",
+        "LoopOpening",
+        "LoopOptions",
         "McpConnectTimeoutError",
         "McpConnectionLost",
         "MessageClaimed",
