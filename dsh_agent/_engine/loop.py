@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack, overload
 
 from dsh_agent._agent import PreStepHandler
 from dsh_agent._cancellation import CancelCauseInput, as_cancel_cause
@@ -28,7 +28,7 @@ from dsh_agent._engine.branching import (
 )
 from dsh_agent._engine.context import Regenerate, Rerun
 from dsh_agent._engine.loop_parts import ClosedFlag, LoopWiring, build_parts
-from dsh_agent._engine.opening import LoopOpening, StoreLease, load_or_create, store_of
+from dsh_agent._engine.opening import LoopOpening, StoreLease, open_loop, store_of
 from dsh_agent._engine.run_header import overridden
 from dsh_agent._engine.session_claims import claim, release
 from dsh_agent._live_updates import AgentStatus, InboxTarget, LiveUpdateObserver, Notifier
@@ -90,6 +90,7 @@ class AgentLoop:
         owned = session is None
         self._open(Session.create() if session is None else session, config, owned, lease)
 
+    @overload
     @classmethod
     def open(
         cls,
@@ -97,13 +98,34 @@ class AgentLoop:
         store: SessionStore | str,
         session_id: str | None = None,
         **options: Unpack[LoopOptions[DepsT]],
+    ) -> LoopOpening[AgentLoop]: ...
+
+    @overload
+    @classmethod
+    def open(
+        cls,
+        *,
+        config: AgentConfig[Any],
+        session_id: str | None = None,
+        store: SessionStore | str | None = None,
+    ) -> LoopOpening[AgentLoop]: ...
+
+    @classmethod
+    def open(
+        cls,
+        *,
+        store: SessionStore | str | None = None,
+        session_id: str | None = None,
+        config: AgentConfig[Any] | None = None,
+        **options: Unpack[LoopOptions[DepsT]],
     ) -> LoopOpening[AgentLoop]:
         """Resume the session ``session_id`` of ``store``, or start it: load it when it
         is stored (repairing a crash, restoring its inbox and waiting approvals),
         create it (stored at once) when not, a new id when ``None``. The keywords are
-        the constructor's. ``store`` is a store object (the caller's: it stays open)
-        or a URL (``"sqlite:///agent.db"``, ``"jsonl:///sessions"``), which the loop
-        opens and closes.
+        the constructor's, or one built ``config`` (whose store is used when
+        ``store`` is not given). ``store`` is a store object (the caller's: it stays
+        open) or a URL (``"sqlite:///agent.db"``, ``"jsonl:///sessions"``), which the
+        loop opens and closes.
 
         ``async with AgentLoop.open(...) as agent:`` closes the loop, and with it the
         session (flushed, detached from the store), on the way out; ``await
@@ -112,33 +134,21 @@ class AgentLoop:
         damaged log, ``SessionConflictError`` for a session another writer owns (a
         live process, or a loop over this store). A model other than the log's last
         is allowed: the first request logs the new ``request/header``."""
-        config = loop_config(options, None, "AgentLoop.open()")
-        return LoopOpening(lambda: cls._resume(config, store, session_id))
+        if config is None:
+            config = loop_config(options, None, "AgentLoop.open()")
+        elif options:
+            raise TypeError("AgentLoop.open() takes config=... or the options, not both")
+        elif store is None:
+            store = config.store
 
-    @classmethod
-    async def _resume(
-        cls, config: AgentConfig[Any], store: SessionStore | str | None, session_id: str | None
-    ) -> AgentLoop:
-        given, lease = store_of(store)
-        if given is None:
-            raise TypeError(
-                "AgentLoop.open() needs a store (an object or a URL such as "
-                "'sqlite:///agent.db') to load the session from; for a session kept in "
-                "memory only, build AgentLoop(...) without one"
-            )
-        try:
-            session = await load_or_create(given, session_id)
-            try:
-                loop = cls.__new__(cls)
-                loop._open(session, replace(config, store=given), True, lease)
-            except BaseException:
-                given.detach(session)
-                raise
-        except BaseException:
-            if lease is not None:
-                await lease.release()
-            raise
-        return loop
+        built = config
+
+        def build(session: Session, given: SessionStore, lease: StoreLease | None) -> AgentLoop:
+            loop = cls.__new__(cls)
+            loop._open(session, replace(built, store=given), True, lease)
+            return loop
+
+        return LoopOpening(lambda: open_loop(build, store, session_id))
 
     @classmethod
     def from_config(cls, *, session: Session, config: AgentConfig[Any]) -> AgentLoop:

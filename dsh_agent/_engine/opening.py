@@ -84,6 +84,33 @@ async def load_or_create(store: SessionStore, session_id: str | None) -> Session
     return session
 
 
+async def open_loop(
+    build: Callable[[Session, SessionStore, StoreLease | None], LoopT],
+    store: SessionStore | str | None,
+    session_id: str | None,
+) -> LoopT:
+    """Load or create the session in ``store`` and ``build`` the loop over it; on any
+    failure nothing stays held (the session detached, the loop's own store closed)."""
+    given, lease = store_of(store)
+    if given is None:
+        raise TypeError(
+            "AgentLoop.open() needs a store (an object or a URL such as "
+            "'sqlite:///agent.db') to load the session from; for a session kept in "
+            "memory only, build AgentLoop(...) without one"
+        )
+    try:
+        session = await load_or_create(given, session_id)
+        try:
+            return build(session, given, lease)
+        except BaseException:
+            given.detach(session)
+            raise
+    except BaseException:
+        if lease is not None:
+            await lease.release()
+        raise
+
+
 class LoopOpening(Generic[LoopT]):
     """What ``AgentLoop.open(...)`` returns: ``await`` it for the open loop, or enter
     it with ``async with`` (the loop is closed on the way out). Used once."""
@@ -122,5 +149,6 @@ __all__ = [
     "LoopOpening",
     "StoreLease",
     "load_or_create",
+    "open_loop",
     "store_of",
 ]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from dsh_agent import AgentLoop, reconstruct_requests, run
+from dsh_agent import AgentConfig, AgentLoop, reconstruct_requests, run
 from dsh_llm import TextBlock, create_user_message
 from dsh_llm.testing import ScriptedAdapter
 from dsh_session import SessionConflictError, SessionCorruptError
@@ -160,12 +160,11 @@ async def test_a_corrupt_log_raises_as_itself_and_writes_nothing(tmp_path: Path)
 
 
 async def test_session_id_without_a_store_is_refused() -> None:
-    with pytest.raises(TypeError, match="store"):
-        await AgentLoop.open(session_id="chat-1", **_options())
+    adapter = ScriptedAdapter([])
     with pytest.raises(TypeError, match="needs a store"):
-        await AgentLoop.open(store=None, session_id="chat-1", **_options())  # type: ignore[arg-type]
+        await AgentLoop.open(session_id="c", adapter=adapter, provider="p", model="m")  # type: ignore[call-overload]
     with pytest.raises(TypeError, match=r"AgentLoop\.open"):
-        AgentLoop(session_id="chat-1", **_options())  # type: ignore[call-arg]
+        AgentLoop(session_id="c", adapter=adapter, provider="p", model="m")  # type: ignore[call-arg]
 
 
 async def test_another_model_than_the_logs_is_allowed_and_logged_per_request(
@@ -211,3 +210,22 @@ async def test_an_edit_branch_shares_the_loops_own_store_until_the_last_closes(
         assert [m.id for m in loaded.derive_messages()] == [
             m.id for m in branch.session.derive_messages()
         ]
+
+
+async def test_a_built_config_opens_with_its_own_store(tmp_path: Path) -> None:
+    async with SqliteSessionStore(tmp_path / "agent.db") as store:
+        config: AgentConfig[None] = AgentConfig(
+            adapter=ScriptedAdapter(["one", "two"]), provider="test", model="m", store=store
+        )
+        async with AgentLoop.open(config=config, session_id="chat-1") as agent:
+            await run(agent, "hi")
+        async with AgentLoop.open(config=config, session_id="chat-1") as agent:
+            await run(agent, "more")
+            assert _prompts(agent) == ["hi", "more"]
+        with pytest.raises(TypeError, match="not both"):
+            AgentLoop.open(config=config, session_id="chat-1", model="m")  # type: ignore[call-overload]
+        bare: AgentConfig[None] = AgentConfig(
+            adapter=ScriptedAdapter([]), provider="test", model="m"
+        )
+        with pytest.raises(TypeError, match="needs a store"):
+            await AgentLoop.open(config=bare, session_id="chat-1")
