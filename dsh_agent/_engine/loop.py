@@ -447,21 +447,18 @@ class AgentLoop:
         """Change the prompt ``message_id`` to ``content``: a new message with a new id
         (``source.editOf`` names the old one), sent on a fork of the session cut before
         the prompt's turn. Returns the branch's new, running agent loop (built like this
-        one, on the same store); this loop and its session are left as they are."""
+        one, on the same store; it owns its fork, and its first ``updates()`` call
+        streams it from its start); this loop and its session are left as they are."""
         self._check_open()
         check_idle(self._session, self._driver.busy, self._pending(), "edit")
         plan = plan_edit(self._session, message_id)
         edited = plan.edited(content)
         config = replace(self._config, pre_step=tuple(self._pre_step_handlers))
         fork = fork_before(self._session, plan.boundary)
-        lease = None if self._lease is None else self._lease.share()
         branch = AgentLoop.__new__(AgentLoop)
-        try:
-            branch._open(fork, config, True, lease)  # the branch owns the fork it runs
-        except BaseException:
-            if lease is not None:
-                await lease.release()
-            raise
+        branch._open(fork, config, True, None)  # the branch owns the fork it runs
+        if self._lease is not None:
+            branch._lease = self._lease.share()  # and shares the store this loop opened
         branch._updates.record_start(branch)  # for the branch's first updates() call
         await start_branch(branch, config.store, plan, edited)
         return branch
