@@ -8,7 +8,16 @@ from typing import assert_type
 
 from pydantic import BaseModel
 
-from dsh_agent import AgentLoop, RunResult, SyncAgent, run, run_sync, tool
+from dsh_agent import (
+    AgentLoop,
+    AgentUpdate,
+    LoopOpening,
+    RunResult,
+    SyncAgent,
+    run,
+    run_sync,
+    tool,
+)
 from dsh_llm import UserMessage, create_user_message
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session, ToolCallEvent
@@ -56,6 +65,25 @@ async def typed_runs(agent: AgentLoop, message: UserMessage, chat: SyncAgent) ->
     )
     assert_type(chat.run(message), RunResult[None])
     assert_type(chat.run(message, output_type=Answer).output, Answer)
+
+
+async def resumed() -> None:
+    """Resume in one argument; the updates of whatever the agent does next."""
+    opening = AgentLoop.open(
+        adapter=ScriptedAdapter([reply(text="hello")]),
+        provider="scripted",
+        model="m",
+        tools=[add],
+        store="sqlite:///agent.db",
+        session_id="chat-1",
+    )
+    assert_type(opening, LoopOpening[AgentLoop])
+    async with opening as agent:
+        assert_type(agent, AgentLoop)
+        async with agent.updates(until_idle=True) as updates:
+            agent.retry()
+            async for update in updates:
+                assert_type(update, AgentUpdate)
 
 
 agent = build()[0]

@@ -12,8 +12,9 @@ from dsh_agent._agent import (
     Reject,
 )
 from dsh_agent._cancellation import CancelCauseInput
-from dsh_agent._config import AgentConfig
+from dsh_agent._config import AgentConfig, LoopOptions
 from dsh_agent._engine.loop import AgentLoop
+from dsh_agent._engine.opening import LoopOpening
 from dsh_agent._engine.run import run, run_retry
 from dsh_agent._instructions import InstructionsContext, InstructionsFunction
 from dsh_agent._live_updates import (
@@ -64,9 +65,11 @@ from dsh_agent.streaming._stream import UpdateStream, run_stream
 from dsh_agent.streaming._sync import SyncAgent, run_sync
 from dsh_agent.streaming._updates import (
     AgentUpdate,
+    ApprovalAsked,
     AssistantCommitted,
     AssistantFailed,
     ReasoningDelta,
+    RetryScheduled,
     TextDelta,
     ToolCallCommitted,
     ToolResultCommitted,
@@ -90,6 +93,7 @@ __all__ = [
     "AgentLoop",
     "AgentStatus",
     "AgentUpdate",
+    "ApprovalAsked",
     "ApprovalError",
     "ApprovalPolicy",
     "AssistantCommitted",
@@ -108,6 +112,8 @@ __all__ = [
     "InstructionsFunction",
     "LiveUpdate",
     "LiveUpdateObserver",
+    "LoopOpening",
+    "LoopOptions",
     "McpConnectTimeoutError",
     "McpConnectionLost",
     "MessageClaimed",
@@ -127,6 +133,7 @@ __all__ = [
     "Reject",
     "RequestReconstructionError",
     "RetryPolicy",
+    "RetryScheduled",
     "RunOptions",
     "RunPrompt",
     "RunResult",

@@ -94,6 +94,13 @@ class Agent(Protocol):
         """Observe live updates; returns the unsubscribe function."""
         ...
 
+    def updates(
+        self, *, until_idle: bool = ..., max_pending: int = ..., merge_deltas: bool = ...
+    ) -> UpdateStream:
+        """Iterate the typed updates of everything the agent does from this call on
+        (``until_idle``: until it is next idle), whatever verb starts the work."""
+        ...
+
     def stream(
         self, message: RunPrompt, *, max_pending: int = ..., merge_deltas: bool = ...
     ) -> UpdateStream:

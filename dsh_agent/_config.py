@@ -1,17 +1,19 @@
-"""An agent loop's options as one frozen value: :class:`AgentConfig`.
+"""An agent loop's options as one frozen value: :class:`AgentConfig`, and the keywords
+that build one: :class:`LoopOptions`.
 
-``AgentLoop(session=..., adapter=..., ...)`` builds one from its keywords and keeps it;
-``AgentLoop.from_config(session=..., config=...)`` takes one as it is, and ``edit()``
-builds its branch from the loop's own (with the pre-step handlers added since). The
-session is not part of it: a configuration can drive any number of sessions, one loop
-each.
+``AgentLoop(model=..., ...)`` and ``AgentLoop.open(store=..., session_id=..., ...)``
+take the same keywords (one ``TypedDict``, so they cannot drift apart) and build a
+configuration from them; ``AgentLoop.from_config(session=..., config=...)`` takes one
+as it is, and ``edit()`` builds its branch from the loop's own (with the pre-step
+handlers added since). The session is not part of it: a configuration can drive any
+number of sessions, one loop each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, cast
 
 from dsh_agent._agent import PreStepHandler
 from dsh_agent._instructions import InstructionsFunction
@@ -79,6 +81,55 @@ class AgentConfig(Generic[DepsT]):
         object.__setattr__(self, "pre_step", tuple(self.pre_step))
 
 
+class LoopOptions(TypedDict, Generic[DepsT], total=False):
+    """The keywords of ``AgentLoop(...)`` and ``AgentLoop.open(...)`` besides the
+    session and the store; each is the :class:`AgentConfig` field of that name.
+    Name the model once: ``model="openai:gpt-4.1"`` (a model string) builds the
+    adapter; ``adapter=adapter`` takes ``provider`` and ``model`` from the adapter;
+    given explicitly beside an adapter, ``provider`` and ``model`` win."""
+
+    adapter: ModelAdapter | None
+    provider: str | None
+    model: str | None
+    system: str | None
+    instructions: InstructionsFunction[DepsT] | None
+    tools: Iterable[Tool[DepsT]]
+    model_settings: ModelSettings
+    check_requests: bool
+    retry: RetryPolicy | None
+    context_window: int | None
+    compaction: Compaction | None
+    approval: ApprovalPolicy | None
+    deps: DepsT | None
+    pre_step: Iterable[PreStepHandler]
+
+
+_MODEL_KEYS = ("adapter", "provider", "model")
+
+
+def loop_config(
+    options: LoopOptions[DepsT], store: SessionStore | None, caller: str
+) -> AgentConfig[DepsT]:
+    """The configuration ``caller`` (``AgentLoop()``, ``AgentLoop.open()``) builds from
+    its keywords; an unknown one is a ``TypeError`` naming it, as Python's own is."""
+    unknown = sorted(set(options) - set(LoopOptions.__annotations__))
+    if unknown:
+        hint = (
+            ": resuming loads the log, which takes an await; use "
+            "`async with AgentLoop.open(store=..., session_id=..., ...)`"
+            if "session_id" in unknown and caller == "AgentLoop()"
+            else ""
+        )
+        raise TypeError(f"{caller} got unexpected keyword arguments: {', '.join(unknown)}{hint}")
+    adapter, provider, model = choose_model(
+        options.get("adapter"), options.get("provider"), options.get("model")
+    )
+    rest = {key: value for key, value in options.items() if key not in _MODEL_KEYS}
+    return AgentConfig(
+        adapter=adapter, provider=provider, model=model, store=store, **cast(Any, rest)
+    )
+
+
 def choose_model(
     adapter: ModelAdapter | None, provider: str | None, model: str | None
 ) -> tuple[ModelAdapter, str, str]:
@@ -122,5 +173,7 @@ __all__ = [
     "DEFAULT_RETRY",
     "NO_SETTINGS",
     "AgentConfig",
+    "LoopOptions",
     "choose_model",
+    "loop_config",
 ]

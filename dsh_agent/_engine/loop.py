@@ -13,11 +13,11 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack, overload
 
 from dsh_agent._agent import PreStepHandler
 from dsh_agent._cancellation import CancelCauseInput, as_cancel_cause
-from dsh_agent._config import DEFAULT_RETRY, NO_SETTINGS, AgentConfig, choose_model
+from dsh_agent._config import NO_SETTINGS, AgentConfig, LoopOptions, loop_config
 from dsh_agent._engine.branching import (
     Regeneration,
     answer_to_last_prompt,
@@ -28,26 +28,23 @@ from dsh_agent._engine.branching import (
 )
 from dsh_agent._engine.context import Regenerate, Rerun
 from dsh_agent._engine.loop_parts import ClosedFlag, LoopWiring, build_parts
+from dsh_agent._engine.opening import LoopOpening, StoreLease, open_loop, store_of
 from dsh_agent._engine.session_claims import claim, release
 from dsh_agent._engine.turn_options import TurnOptions
-from dsh_agent._instructions import InstructionsFunction
 from dsh_agent._live_updates import AgentStatus, InboxTarget, LiveUpdateObserver, Notifier
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._run_options import RunPrompt
 from dsh_agent.approvals._gate import PendingApproval
-from dsh_agent.approvals._policy import ApprovalPolicy
-from dsh_agent.compaction._config import Compaction
 from dsh_agent.compaction._engine import CompactionResult
 from dsh_agent.errors import AgentClosedError, AgentError
 from dsh_agent.inbox import Inbox, check_target
 from dsh_agent.retry._chain import retry_target
-from dsh_agent.retry._policy import RetryPolicy
+from dsh_agent.streaming._hub import UpdateHub
 from dsh_agent.streaming._stream import DEFAULT_MAX_PENDING, UpdateStream, run_stream
 from dsh_agent.tools import Tool
 from dsh_llm import CallId, ContentInput
 from dsh_llm._ids import MessageId
 from dsh_llm._messages import UserMessage
-from dsh_llm._request import ModelAdapter
 from dsh_session._header import SessionId
 from dsh_session._session import Session
 
@@ -68,65 +65,112 @@ class AgentLoop:
     def __init__(
         self,
         *,
-        session: Session,
-        adapter: ModelAdapter | None = None,
-        provider: str | None = None,
-        model: str | None = None,
-        system: str | None = None,
-        instructions: InstructionsFunction[DepsT] | None = None,
-        tools: Iterable[Tool[DepsT]] = (),
-        model_settings: ModelSettings = NO_SETTINGS,
-        store: SessionStore | None = None,
-        check_requests: bool = False,
-        retry: RetryPolicy | None = DEFAULT_RETRY,
-        context_window: int | None = None,
-        compaction: Compaction | None = None,
-        approval: ApprovalPolicy | None = None,
-        deps: DepsT | None = None,
-        pre_step: Iterable[PreStepHandler] = (),
+        session: Session | None = None,
+        store: SessionStore | str | None = None,
+        **options: Unpack[LoopOptions[DepsT]],
     ) -> None:
         """Build a loop over ``session`` (new, or loaded from a store, whose pending
         inbox is restored) with the options of an :class:`AgentConfig` (each one is
         described there; ``from_config`` takes a built one). A bad option raises
         before anything is written.
 
-        Name the model once: ``AgentLoop(session=..., model="openai:gpt-4.1")``
-        builds the adapter from a model string; ``AgentLoop(session=...,
-        adapter=adapter)`` takes ``provider`` and ``model`` from the adapter. Given
-        explicitly beside an adapter, ``provider`` and ``model`` win."""
-        adapter, provider, model = choose_model(adapter, provider, model)
-        config = AgentConfig(
-            adapter=adapter,
-            provider=provider,
-            model=model,
-            system=system,
-            instructions=instructions,
-            tools=tuple(tools),
-            model_settings=model_settings,
-            store=store,
-            check_requests=check_requests,
-            retry=retry,
-            context_window=context_window,
-            compaction=compaction,
-            approval=approval,
-            deps=deps,
-            pre_step=tuple(pre_step),
-        )
-        self._open(session, config)
+        Name the model once: ``AgentLoop(model="openai:gpt-4.1")`` builds the adapter
+        from a model string; ``AgentLoop(adapter=adapter)`` takes ``provider`` and
+        ``model`` from the adapter. Given explicitly beside an adapter, ``provider``
+        and ``model`` win.
+
+        Without ``session`` the loop creates one (a new id) and owns it: ``aclose()``
+        detaches it from ``store``. ``store`` may be a URL (``"sqlite:///agent.db"``):
+        the loop opens that store and closes it. To resume a stored session, use
+        :meth:`open`, which can await the load."""
+        config = loop_config(options, None, "AgentLoop()")
+        given, lease = store_of(store)  # a refused attach holds nothing of the store
+        if given is not None:
+            config = replace(config, store=given)
+        owned = session is None
+        self._open(Session.create() if session is None else session, config, owned, lease)
+
+    @overload
+    @classmethod
+    def open(
+        cls,
+        *,
+        store: SessionStore | str,
+        session_id: str | None = None,
+        **options: Unpack[LoopOptions[DepsT]],
+    ) -> LoopOpening[AgentLoop]: ...
+
+    @overload
+    @classmethod
+    def open(
+        cls,
+        *,
+        config: AgentConfig[Any],
+        session_id: str | None = None,
+        store: SessionStore | str | None = None,
+    ) -> LoopOpening[AgentLoop]: ...
+
+    @classmethod
+    def open(
+        cls,
+        *,
+        store: SessionStore | str | None = None,
+        session_id: str | None = None,
+        config: AgentConfig[Any] | None = None,
+        **options: Unpack[LoopOptions[DepsT]],
+    ) -> LoopOpening[AgentLoop]:
+        """Resume the session ``session_id`` of ``store``, or start it: load it when it
+        is stored (repairing a crash, restoring its inbox and waiting approvals),
+        create it (stored at once) when not, a new id when ``None``. The keywords are
+        the constructor's, or one built ``config`` (whose store is used when
+        ``store`` is not given). ``store`` is a store object (the caller's: it stays
+        open) or a URL (``"sqlite:///agent.db"``, ``"jsonl:///sessions"``), which the
+        loop opens and closes.
+
+        ``async with AgentLoop.open(...) as agent:`` closes the loop, and with it the
+        session (flushed, detached from the store), on the way out; ``await
+        AgentLoop.open(...)`` returns the open loop for ``aclose()`` later. The store's
+        refusals raise as themselves, with nothing held: ``SessionCorruptError`` for a
+        damaged log, ``SessionConflictError`` for a session another writer owns (a
+        live process, or a loop over this store). A model other than the log's last
+        is allowed: the first request logs the new ``request/header``."""
+        if config is None:
+            config = loop_config(options, None, "AgentLoop.open()")
+        elif options:
+            raise TypeError("AgentLoop.open() takes config=... or the options, not both")
+        elif store is None:
+            store = config.store
+
+        built = config
+
+        def build(session: Session, given: SessionStore, lease: StoreLease | None) -> AgentLoop:
+            loop = cls.__new__(cls)
+            loop._open(session, replace(built, store=given), True, lease)
+            return loop
+
+        return LoopOpening(lambda: open_loop(build, store, session_id))
 
     @classmethod
     def from_config(cls, *, session: Session, config: AgentConfig[Any]) -> AgentLoop:
         """A loop over ``session`` with the options ``config`` holds."""
         loop = cls.__new__(cls)
-        loop._open(session, config)
+        loop._open(session, config, False, None)
         return loop
 
-    def _open(self, session: Session, config: AgentConfig[Any]) -> None:
+    def _open(
+        self,
+        session: Session,
+        config: AgentConfig[Any],
+        owns_session: bool,
+        lease: StoreLease | None,
+    ) -> None:
         claim(session, self)  # one loop per session object; released by aclose() or GC
         try:
             self._session, self._config = session, config
+            self._owns_session, self._lease = owns_session, lease
             self._closed = ClosedFlag()
             self._observers: list[LiveUpdateObserver] = []
+            self._updates = UpdateHub()
             self._pre_step_handlers: list[PreStepHandler] = list(config.pre_step)
             wiring = LoopWiring(
                 agent=weakref.ref(self),
@@ -155,8 +199,11 @@ class AgentLoop:
         it. A running turn is aborted with cause ``disposed`` (pending input stays in
         the durable inbox, for the next loop); once the driver is idle the log is
         flushed to the store, if any. Later deliveries, cancels and inbox changes
-        raise :class:`AgentClosedError`. Closing again does nothing more. A loop that
-        is garbage-collected gives its session back too."""
+        raise :class:`AgentClosedError`. A session the loop made or loaded itself
+        (``open``, or no ``session=``) is then detached from the store, and a store it
+        opened from a URL is closed (after the last branch of its ``edit()``). Closing
+        again does nothing more. A loop that is garbage-collected gives its session
+        back too."""
         self._driver.check_outside_own_turn("aclose()")
         self._closed.closed = True
         try:
@@ -165,9 +212,17 @@ class AgentLoop:
                 scope.cancel(as_cancel_cause("disposed"))
             await self.when_idle()
             await self._flush()
+            store = self._config.store
+            if self._owns_session and store is not None:
+                store.detach(self._session)  # durable now: the store may load it again
+                self._owns_session = False
         finally:
             self._ctx.inbox.close()
+            self._updates.close()
             release(self._session, self)
+            lease, self._lease = self._lease, None
+            if lease is not None:
+                await lease.release()
 
     async def __aenter__(self) -> Self:
         return self
@@ -272,6 +327,24 @@ class AgentLoop:
                 self._observers.remove(observer)
 
         return unsubscribe
+
+    def updates(
+        self,
+        *,
+        until_idle: bool = False,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        merge_deltas: bool = True,
+    ) -> UpdateStream:
+        """The typed updates of everything this agent does from this call on, whatever
+        starts it (a followup, ``retry()``, ``regenerate()``, ``approve()`` / ``deny()``),
+        across turns, until the loop closes (``until_idle``: until the agent is next idle
+        after running). Subscribed before returning: call it, then the verb. On a branch
+        from :meth:`edit`, the first call also gets the branch's start. Buffering and
+        closing are :func:`~dsh_agent.streaming.run_stream`'s."""
+        self._check_open()
+        return self._updates.updates(
+            self, until_idle=until_idle, max_pending=max_pending, merge_deltas=merge_deltas
+        )
 
     def stream(
         self,
@@ -388,14 +461,19 @@ class AgentLoop:
         """Change the prompt ``message_id`` to ``content``: a new message with a new id
         (``source.editOf`` names the old one), sent on a fork of the session cut before
         the prompt's turn. Returns the branch's new, running agent loop (built like this
-        one, on the same store); this loop and its session are left as they are."""
+        one, on the same store; it owns its fork, and its first ``updates()`` call
+        streams it from its start); this loop and its session are left as they are."""
         self._check_open()
         check_idle(self._session, self._driver.busy, self._pending(), "edit")
         plan = plan_edit(self._session, message_id)
         edited = plan.edited(content)
         config = replace(self._config, pre_step=tuple(self._pre_step_handlers))
         fork = fork_before(self._session, plan.boundary)
-        branch = AgentLoop.from_config(session=fork, config=config)
+        branch = AgentLoop.__new__(AgentLoop)
+        branch._open(fork, config, True, None)  # the branch owns the fork it runs
+        if self._lease is not None:
+            branch._lease = self._lease.share()  # and shares the store this loop opened
+        branch._updates.record_start(branch)  # for the branch's first updates() call
         await start_branch(branch, config.store, plan, edited)
         return branch
 

@@ -20,9 +20,11 @@ from dsh_agent.streaming._stream import DEFAULT_MAX_PENDING, UpdateStream, run_s
 from dsh_agent.streaming._sync import AgentFactory, SyncAgent, run_sync
 from dsh_agent.streaming._updates import (
     AgentUpdate,
+    ApprovalAsked,
     AssistantCommitted,
     AssistantFailed,
     ReasoningDelta,
+    RetryScheduled,
     TextDelta,
     ToolCallCommitted,
     ToolResultCommitted,
@@ -38,6 +40,7 @@ __all__ = [
     "AgUiEvent",
     "AgentFactory",
     "AgentUpdate",
+    "ApprovalAsked",
     "AssistantCommitted",
     "AssistantFailed",
     "AssistantStarted",
@@ -45,6 +48,7 @@ __all__ = [
     "MessageDiscarded",
     "MessageQueued",
     "ReasoningDelta",
+    "RetryScheduled",
     "StatusUpdate",
     "SyncAgent",
     "TextDelta",

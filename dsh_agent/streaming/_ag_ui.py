@@ -6,7 +6,8 @@ wire ids *are* dsh's ids: ``threadId`` is the session id, ``messageId`` the
 ``MessageId``, ``toolCallId`` the ``CallId``. The one derived id is a reasoning
 message's, ``<MessageId>.reasoning``, because AG-UI keeps reasoning as a message of its
 own while dsh keeps it as blocks of the assistant message. dsh-only facts (inbox,
-status, turn ends, failed model calls) travel as ``CUSTOM`` events named ``dsh.*``.
+status, turn ends, failed model calls, scheduled retries, approvals asked) travel as
+``CUSTOM`` events named ``dsh.*``.
 
 No web framework is needed: :class:`AgUiEncoder` is a pure translation, and
 :func:`ag_ui_sse` turns an update stream into the lines an HTTP response writes.
@@ -26,9 +27,11 @@ from dsh_agent._live_updates import (
 )
 from dsh_agent.streaming._updates import (
     AgentUpdate,
+    ApprovalAsked,
     AssistantCommitted,
     AssistantFailed,
     ReasoningDelta,
+    RetryScheduled,
     TextDelta,
     ToolCallCommitted,
     ToolResultCommitted,
@@ -130,6 +133,10 @@ class AgUiEncoder:
             return [_custom("dsh.inbox", {"change": change, "messageId": update.message_id})]
         if isinstance(update, StatusUpdate):
             return [_custom("dsh.status", {"status": update.status})]
+        if isinstance(update, RetryScheduled):
+            return [_custom("dsh.retry", _retry(update))]
+        if isinstance(update, ApprovalAsked):
+            return [_custom("dsh.approval-asked", _approval(update))]
         return []  # AssistantStarted: the message opens with its first text
 
     def finish(self) -> list[AgUiEvent]:
@@ -231,6 +238,34 @@ def _whole_message(message_id: MessageId, role: str, text: str) -> list[AgUiEven
         events.append({"type": "TEXT_MESSAGE_CONTENT", "messageId": message_id, "delta": text})
     events.append({"type": "TEXT_MESSAGE_END", "messageId": message_id})
     return events
+
+
+def _retry(update: RetryScheduled) -> dict[str, Any]:
+    """The wait before the next attempt, and the failure it follows (as ``dsh chat``
+    shows it: "retry 1 of 5 in 482 ms")."""
+    return {
+        "turn": update.turn,
+        "step": update.step,
+        "retry": update.retry,
+        "maxRetries": update.max_retries,
+        "delayMs": update.delay_ms,
+        "code": update.failure.code,
+        "message": update.failure.message,
+        "seq": update.seq,
+    }
+
+
+def _approval(update: ApprovalAsked) -> dict[str, Any]:
+    """The call waiting for a decision; its ``TOOL_CALL_*`` events come when it runs."""
+    return {
+        "messageId": update.message_id,
+        "toolCallId": update.call_id,
+        "toolCallName": update.tool_name,
+        "arguments": update.arguments,
+        "reason": update.reason,
+        "requestId": update.request_id,
+        "seq": update.seq,
+    }
 
 
 def _custom(name: str, value: dict[str, Any]) -> AgUiEvent:

@@ -1,10 +1,15 @@
-"""``agent.stream(message)`` / ``run_stream(agent, message)``: the typed updates of
-one owned run, from the followup to the next idle.
+"""Update streams: the typed updates of an agent as it works. ``agent.updates()`` streams
+everything from the moment it is called until the loop closes (or, ``until_idle``,
+until the agent is next idle), whatever starts the work: a followup, ``retry()``,
+``regenerate()``, an approval decision. ``agent.stream(message)`` /
+``run_stream(agent, message)`` subscribe, send ``message`` and stream until idle.
 
-The stream is built on the two synchronous observation points the loop already has:
+A stream is built on the two synchronous observation points the loop already has:
 the session's event observers (every committed event, translated into updates) and
 the agent's live updates (inbox, status, the start of a model stream, passed on as they
-are). Both fire in the loop's own order, into one buffer, so the updates keep that order.
+are). Both fire in the loop's own order, into one buffer, so the updates keep that
+order; and the stream subscribes when it is created, so nothing the agent does after
+that call is missed, even before the first ``__anext__``.
 
 Buffering policy: the loop never waits for the consumer. While the consumer lags,
 adjacent text (or reasoning) deltas of one block are merged into one update, which
@@ -36,39 +41,15 @@ from dsh_agent._live_updates import (
 )
 from dsh_agent._run_options import RunPrompt, user_prompt
 from dsh_agent.errors import StreamOverflowError
+from dsh_agent.streaming._translate import EventTranslator
 from dsh_agent.streaming._updates import (
     AgentUpdate,
-    AssistantCommitted,
-    AssistantFailed,
     ReasoningDelta,
     TextDelta,
-    ToolCallCommitted,
-    ToolResultCommitted,
-    TurnEnded,
-    TurnStarted,
-    UserMessageEntered,
 )
-from dsh_llm import CallId
-from dsh_llm._content import ToolCallBlock
-from dsh_llm._ids import MessageId
 from dsh_llm._messages import UserMessage
-from dsh_llm._stream import (
-    AbortedFinish,
-    ErrorFinish,
-    FinishChunk,
-    ReasoningDeltaChunk,
-    TextDeltaChunk,
-)
 from dsh_session.events import (
-    AssistantChunkEvent,
-    AssistantMessageEvent,
-    Replace,
     SessionEvent,
-    ToolCallEvent,
-    ToolResultEvent,
-    TurnEndEvent,
-    TurnStartEvent,
-    UserMessageEvent,
 )
 
 if TYPE_CHECKING:
@@ -99,90 +80,56 @@ class _Buffer:
     Kept apart from :class:`UpdateStream` so the agent's observer lists never hold
     the iterator itself, which can then be collected (and unsubscribe) after ``break``."""
 
-    def __init__(self, agent: StreamedAgent, max_pending: int, merge_deltas: bool) -> None:
+    def __init__(
+        self, agent: StreamedAgent, max_pending: int, merge_deltas: bool, until_idle: bool
+    ) -> None:
         self.agent = agent
         self.max_pending = max_pending
         self.merge_deltas = merge_deltas
+        self.until_idle = until_idle
         self.pending: deque[AgentUpdate | _GrowingDelta] = deque()
         self.waiter: asyncio.Future[None] | None = None  # the consumer, when it waits
         self.idle_seen = False
+        self.ended = False  # the agent closed: nothing more will come
         self.failure: BaseException | None = None
         self.unsubscribes: list[Callable[[], None]] = []
-        self._streaming: MessageId | None = None  # the model stream being observed
-        self._answering: MessageId | None = None  # the last committed assistant message
+        self.on_idle: Callable[[], None] | None = None
+        self._translator = EventTranslator(agent.session)
 
     def stop_observing(self) -> None:
         for unsubscribe in self.unsubscribes:
             unsubscribe()
         self.unsubscribes.clear()
 
+    @property
+    def observing(self) -> bool:
+        return bool(self.unsubscribes)
+
+    def end(self) -> None:
+        """The agent closed: stop observing; the consumer gets what is buffered."""
+        self.ended = True
+        self.stop_observing()
+        self._wake()
+
     # --- the observers ----------------------------------------------------------------
 
     def on_live(self, update: LiveUpdate) -> None:
         if isinstance(update, AssistantStarted):
-            self._streaming = update.message_id
+            self._translator.streaming = update.message_id
         self._put(update)  # the agent's own object: nothing to translate
         if isinstance(update, StatusUpdate) and update.status == "idle":
             self.idle_seen = True
+            if self.on_idle is not None:
+                self.on_idle()
 
     def on_event(self, event: SessionEvent) -> None:
         try:
-            update = self._translate(event)
+            update = self._translator.translate(event)
         except Exception as error:  # surfaces in the iterator instead of the log
             self._fail(error)
             return
         if update is not None:
             self._put(update, seq=event.seq)
-
-    def _translate(self, event: SessionEvent) -> AgentUpdate | None:
-        if isinstance(event, AssistantChunkEvent):  # most updates; never a replace
-            return self._chunk_update(event)
-        if isinstance(event.surface_op, Replace):
-            return None  # compaction rewrites what was shown: no new message to stream
-        if isinstance(event, TurnStartEvent):
-            return TurnStarted(event.data.turn, event.seq)
-        session = self.agent.session
-        if isinstance(event, UserMessageEvent):
-            turn, step = session.open_turn or 0, session.open_step or 0
-            return UserMessageEntered(event.data, turn, step, event.seq)
-        if isinstance(event, AssistantMessageEvent):
-            data = event.data
-            self._answering = data.message.id
-            return AssistantCommitted(
-                data.message, data.turn, data.step, event.seq, bool(data.interrupted)
-            )
-        if isinstance(event, ToolCallEvent):
-            call = event.data
-            parent = self._answering or _message_calling(session, call.call_id, event.seq)
-            return ToolCallCommitted(
-                parent, call.call_id, call.name, call.arguments, call.turn, call.step, event.seq
-            )
-        if isinstance(event, ToolResultEvent):
-            result = event.data
-            block = result.message.content[0]
-            return ToolResultCommitted(
-                result.message,
-                block.call_id,
-                block.is_error,
-                result.turn,
-                result.step,
-                event.seq,
-            )
-        if isinstance(event, TurnEndEvent):
-            return TurnEnded(event.data.turn, event.data.reason, event.seq)
-        return None
-
-    def _chunk_update(self, event: AssistantChunkEvent) -> AgentUpdate | None:
-        chunk, message_id = event.data.chunk, self._streaming
-        if message_id is None:  # another writer's chunks: no stream was announced
-            return None
-        if isinstance(chunk, TextDeltaChunk):
-            return TextDelta(message_id, chunk.index, chunk.text, event.seq)
-        if isinstance(chunk, ReasoningDeltaChunk):
-            return ReasoningDelta(message_id, chunk.index, chunk.text, event.seq)
-        if isinstance(chunk, FinishChunk) and isinstance(chunk.reason, ErrorFinish | AbortedFinish):
-            return AssistantFailed(message_id, chunk.reason.failure, event.seq)
-        return None
 
     # --- the buffer -------------------------------------------------------------------
 
@@ -227,20 +174,6 @@ class _Buffer:
                 waiter.set_result(None)
 
 
-def _message_calling(session: Session, call_id: CallId, seq: int) -> MessageId:
-    """The assistant message that asked for ``call_id`` (committed before the stream
-    subscribed, when it joined a running turn)."""
-    events = session.events
-    for earlier in range(seq - 1, -1, -1):
-        event = events[earlier]
-        if isinstance(event, AssistantMessageEvent) and any(
-            isinstance(block, ToolCallBlock) and block.call_id == call_id
-            for block in event.data.message.content
-        ):
-            return event.data.message.id
-    raise LookupError(f"tool/call {call_id!r} at seq {seq} follows no assistant message")
-
-
 class _GrowingDelta:
     """A buffered delta that later deltas of the same block extend while the consumer
     lags; the parts are joined once, when the consumer takes it."""
@@ -272,8 +205,8 @@ class _GrowingDelta:
 
 
 class UpdateStream:
-    """An async iterator of :data:`AgentUpdate` for one run; see the module docstring.
-    Use it with ``async for`` (optionally inside ``async with``)."""
+    """An async iterator of :data:`AgentUpdate`; see the module docstring. Use it
+    with ``async for`` (optionally inside ``async with``)."""
 
     def __init__(self, buffer: _Buffer) -> None:
         self._buffer = buffer
@@ -292,7 +225,9 @@ class UpdateStream:
                 failure, buffer.failure = buffer.failure, None
                 self._close()
                 raise failure
-            if buffer.idle_seen and buffer.agent.status == "idle":
+            if buffer.ended or (
+                buffer.until_idle and buffer.idle_seen and buffer.agent.status == "idle"
+            ):
                 break
             if buffer.waiter is not None and not buffer.waiter.done():
                 # One waiter is woken per update: a second would wait for ever.
@@ -344,11 +279,7 @@ def run_stream(
     delivered, or a prompt of another type) raises here, with nothing observed.
     ``merge_deltas=False`` keeps one delta per chunk while the buffer has room."""
     prompt = user_prompt(message, "stream")
-    if max_pending < 1:
-        raise ValueError(f"max_pending must be at least 1, not {max_pending}")
-    buffer = _Buffer(agent, max_pending, merge_deltas)
-    buffer.unsubscribes.append(agent.session.subscribe(buffer.on_event))
-    buffer.unsubscribes.append(agent.subscribe(buffer.on_live))
+    buffer = observe(agent, max_pending=max_pending, merge_deltas=merge_deltas, until_idle=True)
     try:
         agent.followup(prompt)
     except BaseException:
@@ -357,9 +288,22 @@ def run_stream(
     return UpdateStream(buffer)
 
 
+def observe(
+    agent: StreamedAgent, *, max_pending: int, merge_deltas: bool, until_idle: bool
+) -> _Buffer:
+    """A buffer subscribed to ``agent`` from now on."""
+    if max_pending < 1:
+        raise ValueError(f"max_pending must be at least 1, not {max_pending}")
+    buffer = _Buffer(agent, max_pending, merge_deltas, until_idle)
+    buffer.unsubscribes.append(agent.session.subscribe(buffer.on_event))
+    buffer.unsubscribes.append(agent.subscribe(buffer.on_live))
+    return buffer
+
+
 __all__ = [
     "DEFAULT_MAX_PENDING",
     "StreamedAgent",
     "UpdateStream",
+    "observe",
     "run_stream",
 ]

@@ -131,6 +131,42 @@ class ToolResultCommitted:
 
 
 @dataclass(frozen=True, slots=True)
+class ApprovalAsked:
+    """``approval/asked`` at ``seq``: call ``call_id`` (``tool_name`` with the raw JSON
+    ``arguments``) of assistant message ``message_id`` waits for a person's decision
+    (``agent.approve`` / ``agent.deny``); ``reason`` is why the policy asked, when it
+    said. The turn stays open and the agent goes idle until the call is decided."""
+
+    message_id: MessageId
+    call_id: CallId
+    tool_name: str
+    arguments: str
+    reason: str | None
+    request_id: str
+    """The ``id`` of the ``approval/asked`` event (``PendingApproval.request_id``)."""
+    turn: int
+    step: int
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class RetryScheduled:
+    """``llm/retry`` at ``seq``: the model attempt of step ``step`` of ``turn`` failed
+    with ``failure`` and is tried again after ``delay_ms``. ``retry`` counts from 1 (the
+    first retry is the second attempt) up to ``max_retries``, the budget of this
+    sequence (``None`` for a harness log's unbudgeted ``always`` mode). The failed
+    attempt was announced as :class:`AssistantFailed` just before."""
+
+    turn: int
+    step: int
+    retry: int
+    max_retries: int | None
+    delay_ms: float
+    failure: LlmFailure
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
 class TurnEnded:
     """``turn/end`` at ``seq`` with ``reason`` (``completed``, ``error``, ``aborted``...)."""
 
@@ -158,15 +194,19 @@ AgentUpdate: TypeAlias = (
     | AssistantFailed
     | ToolCallCommitted
     | ToolResultCommitted
+    | ApprovalAsked
+    | RetryScheduled
     | TurnEnded
 )
 """Any update of an agent stream."""
 
 __all__ = [
     "AgentUpdate",
+    "ApprovalAsked",
     "AssistantCommitted",
     "AssistantFailed",
     "ReasoningDelta",
+    "RetryScheduled",
     "TextDelta",
     "ToolCallCommitted",
     "ToolResultCommitted",
