@@ -324,6 +324,7 @@ PINNED: dict[str, tuple[str, ...]] = {
     ),
     "dsh_session": (
         "AbortedReason",
+        "AmbiguousSessionIdError",
         "AnySessionEvent",
         "ApprovalAskedData",
         "ApprovalAskedEvent",
@@ -440,6 +441,7 @@ PINNED: dict[str, tuple[str, ...]] = {
         "wire_schemas",
     ),
     "dsh_session.errors": (
+        "AmbiguousSessionIdError",
         "ChunkRowError",
         "HarnessCorruptError",
         "HarnessLayoutError",
@@ -540,6 +542,7 @@ PINNED: dict[str, tuple[str, ...]] = {
         "UserMessageEvent",
     ),
     "dsh_session.stores": (
+        "AmbiguousSessionIdError",
         "JsonlSessionStore",
         "LoadReport",
         "MemorySessionStore",
