@@ -88,11 +88,11 @@ def named_as_typed(message: str, typed: str, error: BaseException | None = None)
     """``message`` (about ``error``, a failure with the store ``typed`` names, or a
     warning) with the library's names for the store (``SqliteSessionStore('dsh.db')``,
     a converted libpq DSN, the path a missing store was looked for at) replaced by
-    the store as typed, and every password masked."""
+    the store as typed, its password masked wherever it appears."""
     shown = shown_store(typed)
     if isinstance(error, StoreNotFoundError):
         message = message.replace(f"at {error.location}:", f"at {shown}:", 1)
-    return shown_store(_LIBRARY_NAME.sub(lambda _: shown, message))
+    return _LIBRARY_NAME.sub(lambda _: shown, message).replace(typed, shown)
 
 
 __all__ = [
