@@ -79,8 +79,17 @@ def run_reporting_failures(
 ) -> int:
     """Run a command; turn an expected failure into one line on stderr and status 1.
     Without ``--debug`` the libraries' warnings are single lines too."""
-    if not args.debug:
-        logging.getLogger().addHandler(WarningLines(args))
+    warnings = None if args.debug else WarningLines(args)
+    if warnings is not None:
+        logging.getLogger().addHandler(warnings)
+    try:
+        return _run_reporting(run, args)
+    finally:
+        if warnings is not None:
+            logging.getLogger().removeHandler(warnings)
+
+
+def _run_reporting(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
         return run(args)
     except KeyboardInterrupt:

@@ -33,6 +33,7 @@ SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 """A new bare path with one of these suffixes is a SQLite database."""
 
 POSTGRES_EXTRA = "pip install 'dsh-sdk[postgres]'"
+POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 _LIBRARY_NAME = re.compile(
     r"\b(?:Sqlite|Jsonl|Memory|Postgres)SessionStore"
@@ -61,6 +62,8 @@ def store_for(typed: str, mode: StoreMode) -> SessionStore:
     except StoreUrlError as error:
         raise StoreOptionError(f"--store {shown_store(typed)}: {_problem(error)}") from error
     except ImportError as error:  # the PostgreSQL store's driver is an optional extra
+        if typed.partition("://")[0] not in POSTGRES_SCHEMES:
+            raise
         cause = error.__cause__ or error
         raise StoreOptionError(
             f"--store {shown_store(typed)}: the PostgreSQL store needs the 'postgres' "
@@ -97,6 +100,7 @@ def named_as_typed(message: str, typed: str, error: BaseException | None = None)
 
 __all__ = [
     "POSTGRES_EXTRA",
+    "POSTGRES_SCHEMES",
     "SQLITE_SUFFIXES",
     "is_url",
     "named_as_typed",
