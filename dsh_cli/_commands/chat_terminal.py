@@ -25,7 +25,13 @@ from dsh_agent import AgentLoop, LiveUpdate, StatusUpdate
 from dsh_cli._commands.chat_approvals import ask_prompt, decide_line
 from dsh_cli._commands.chat_branching import HELP as BRANCH_HELP
 from dsh_cli._commands.chat_branching import is_branch_command, run_branch_command
-from dsh_cli._commands.chat_control import EXIT_COMMANDS, InterruptPolicy, deliver_line
+from dsh_cli._commands.chat_control import (
+    EXIT_COMMANDS,
+    HELP_COMMAND,
+    InterruptPolicy,
+    commands_note,
+    deliver_line,
+)
 from dsh_cli._commands.chat_recap import print_recap
 from dsh_cli._commands.failures import one_line
 from dsh_cli._commands.render import TranscriptPrinter, note_text
@@ -37,7 +43,8 @@ HELP_TEXT = (
     "the running turn. /inject TEXT adds context without starting a turn. A tool call "
     "waiting for approval is asked about: y runs it, n [REASON] refuses it (or /approve "
     f"CALL, /deny CALL [REASON]). {BRANCH_HELP} Ctrl-C cancels the turn (keeping what "
-    "is pending); Ctrl-C again, Ctrl-D or /exit leaves."
+    "is pending); Ctrl-C again, Ctrl-D or /exit leaves. /help lists the commands; "
+    "// starts a message that begins with /."
 )
 PROMPT = "you › "
 STEER_PROMPT = "steer › "
@@ -182,8 +189,8 @@ class TerminalChat:
     async def _on_line(self, line: str) -> None:
         """Deliver ``line``; it is not echoed here (the input line is erased when
         entered), since the transcript shows each message when the model gets it."""
-        if line.strip() == "/help":
-            self._aside(HELP_TEXT)
+        if line.strip() == HELP_COMMAND:
+            self._aside(f"{HELP_TEXT} ({commands_note()})")
             return
         try:
             note = await decide_line(self._agent, line, answers=True)
