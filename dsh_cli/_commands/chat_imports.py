@@ -46,7 +46,8 @@ def describe_value(value: object) -> str:
         return f"the class {value.__name__}"
     if inspect.isroutine(value):
         return "a plain function"
-    return f"a {type(value).__name__}"
+    kind = type(value).__name__
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
 def load_tools(spec: str) -> tuple[Tool, ...]:

@@ -69,7 +69,7 @@ def shop(dsh: Dsh) -> None:
     [
         ("shop:not_a_tool", "not_a_tool is a plain function"),
         ("shop:Shop", "Shop is the class Shop"),
-        ("shop:NUMBER", "NUMBER is a int"),
+        ("shop:NUMBER", "NUMBER is an int"),
         ("shop:MIXED", "MIXED holds a plain function"),
     ],
 )
@@ -106,7 +106,7 @@ def test_deps_reach_the_tools(dsh: Dsh, server: FakeOpenAIServer, factory: str, 
 @pytest.mark.parametrize(
     ("spec", "what"),
     [
-        ("shop:NUMBER", "NUMBER is a int; expected a function"),
+        ("shop:NUMBER", "NUMBER is an int; expected a function"),
         ("shop:needs_a_name", "needs_a_name(name: str) -> shop.Shop needs arguments"),
         ("shop", "--deps takes MODULE:NAME, not 'shop'"),
         ("shop:nothing", "module 'shop' has no 'nothing'"),
