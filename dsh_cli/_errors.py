@@ -6,6 +6,8 @@ defined here::
 
     dsh_llm.DshError
         ChatSetupError
+        ChatCommandError
+        StoreOptionError
         ToolSpecError
         SessionIdError
         UnreadableSessionError
@@ -17,9 +19,11 @@ from __future__ import annotations
 from dsh_llm.errors import DshError
 
 __all__ = [
+    "ChatCommandError",
     "ChatSetupError",
     "DeleteNotConfirmedError",
     "SessionIdError",
+    "StoreOptionError",
     "ToolSpecError",
     "UnreadableSessionError",
 ]
@@ -29,18 +33,24 @@ class ChatSetupError(DshError):
     """``dsh chat`` cannot start with the options given (e.g. no API key)."""
 
 
+class ChatCommandError(DshError):
+    """A line typed into ``dsh chat`` starts with ``/`` but names no chat command;
+    nothing was sent to the model."""
+
+
+class StoreOptionError(DshError):
+    """``--store`` names no usable store (a bad URL, a missing extra, a missing store),
+    or a store failure, reworded to name the store as the user typed it."""
+
+
 class ToolSpecError(DshError):
-    """``--tools`` does not name a sequence of tools."""
+    """``--tools`` or ``--deps`` does not name what it should: a tool or a sequence
+    of tools, or a function that makes the tools' dependencies."""
 
 
 class SessionIdError(DshError):
-    """An id given on the command line names no stored session, or is the start of
-    several ids. ``given`` is what was typed, ``matches`` the ids it could mean."""
-
-    def __init__(self, message: str, *, given: str, matches: tuple[str, ...]) -> None:
-        super().__init__(message)
-        self.given = given
-        self.matches = matches
+    """An id given on the command line names no stored session (one that is the
+    start of several is :class:`~dsh_session.AmbiguousSessionIdError`)."""
 
 
 class UnreadableSessionError(DshError):
@@ -49,5 +59,5 @@ class UnreadableSessionError(DshError):
 
 
 class DeleteNotConfirmedError(DshError):
-    """``dsh sessions delete`` was not confirmed: declined at the prompt, or run
-    without a terminal to ask at and without ``--yes``. Nothing was deleted."""
+    """``dsh sessions delete`` ran without a terminal to ask at and without ``--yes``.
+    Nothing was deleted."""

@@ -18,6 +18,7 @@ from dsh_session._schema import wire_schemas
 from dsh_session._session import Observer, Session
 from dsh_session._surface_view import SurfaceNode, SurfaceView
 from dsh_session.errors import (
+    AmbiguousSessionIdError,
     ChunkRowError,
     HarnessCorruptError,
     HarnessLayoutError,
@@ -141,6 +142,7 @@ __all__ = [
     "EVENT_TYPES",
     "SURFACE_TYPES",
     "AbortedReason",
+    "AmbiguousSessionIdError",
     "AnySessionEvent",
     "ApprovalAskedData",
     "ApprovalAskedEvent",

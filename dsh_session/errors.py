@@ -20,6 +20,7 @@ is defined here::
             StoreError
                 SessionConflictError
                 SessionNotFoundError
+                AmbiguousSessionIdError
                 StoreNotFoundError
                 NotARegularFileError
                 StoreUrlError
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "AmbiguousSessionIdError",
     "ChunkRowError",
     "HarnessCorruptError",
     "HarnessLayoutError",
@@ -173,6 +175,21 @@ class SessionNotFoundError(StoreError):
     def __init__(self, session_id: str, where: str) -> None:
         super().__init__(f"no session {session_id!r} in {where}")
         self.session_id = session_id
+
+
+class AmbiguousSessionIdError(StoreError):
+    """An id prefix given to :meth:`SessionStore.resolve_session_id` is the start of
+    several stored ids. ``given`` is the prefix, ``candidates`` the ids it could mean
+    (oldest first)."""
+
+    def __init__(self, given: str, candidates: tuple[str, ...], where: str) -> None:
+        shown = ", ".join(candidates[:3]) + (", …" if len(candidates) > 3 else "")
+        super().__init__(
+            f"{given!r} is the start of {len(candidates)} session ids in {where} ({shown}); "
+            "give more of it"
+        )
+        self.given = given
+        self.candidates = candidates
 
 
 class StoreNotFoundError(StoreError):

@@ -4,47 +4,20 @@
 model gets an error result naming the reason). At a terminal the prompt also asks
 about the first waiting call, and ``y`` / ``n [REASON]`` answers it. Pending calls are
 listed when a session is resumed, so a decision can come from a later chat.
-``--tools MODULE:NAME`` gives the chat the tools (a sequence of
-:class:`~dsh_agent.Tool`) that ``NAME`` holds in ``MODULE``.
+``--tools MODULE:NAME`` gives the chat its tools (:mod:`.chat_imports`).
 """
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
 from collections.abc import Sequence
 
-from dsh_agent import AgentLoop, PendingApproval, Tool
-from dsh_cli._errors import ToolSpecError
+from dsh_agent import AgentLoop, PendingApproval
 from dsh_llm import CallId
 
 APPROVE = "/approve"
 DENY = "/deny"
 YES = frozenset({"y", "yes"})
 NO = frozenset({"n", "no"})
-
-
-def load_tools(spec: str) -> tuple[Tool, ...]:
-    """The tools ``MODULE:NAME`` holds; the module is imported from ``sys.path`` or,
-    failing that, the current directory (as ``python -m`` would find it)."""
-    module_name, colon, attribute = spec.partition(":")
-    if not colon or not module_name or not attribute:
-        raise ToolSpecError(f"--tools takes MODULE:NAME, not {spec!r}")
-    if os.getcwd() not in sys.path:
-        sys.path.append(os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ToolSpecError(f"--tools {spec}: cannot import {module_name!r}: {error}") from None
-    value = getattr(module, attribute, None)
-    if value is None:
-        raise ToolSpecError(f"--tools {spec}: module {module_name!r} has no {attribute!r}")
-    tools = (value,) if isinstance(value, Tool) else tuple(value)
-    strangers = [type(item).__name__ for item in tools if not isinstance(item, Tool)]
-    if strangers:
-        raise ToolSpecError(f"--tools {spec}: holds a {strangers[0]}, not only dsh tools")
-    return tools
 
 
 def describe(pending: PendingApproval) -> str:
@@ -100,6 +73,5 @@ __all__ = [
     "ask_prompt",
     "decide_line",
     "describe",
-    "load_tools",
     "pending_note",
 ]

@@ -3,8 +3,9 @@
 Each line is run to idle before the next is read, and the reply is written to
 standard output as it streams, ending with a newline; notes and failures go to
 standard error. So a chat can be scripted (``printf 'hi\\n' | dsh chat ...``) and the
-exit status says whether every turn completed (and every ``/approve`` / ``/deny``
-line was accepted). Calls left waiting for approval are listed after each line.
+exit status says whether every turn completed (and every command line, ``/approve``,
+``/deny``, ``/edit``, an unknown ``/command``, was accepted). Calls left waiting for
+approval are listed after each line.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ async def chat_from_lines(agent: AgentLoop, lines: TextIO) -> int:
     or a ``/regenerate`` or ``/edit`` was refused. Lines are read on the event loop's
     thread: the agent is idle while we wait for one, and Ctrl-C there stops the command
     at once. After ``/edit`` the chat goes on with the new branch's agent."""
+    first = agent
     writer = _ReplyWriter(sys.stdout, sys.stderr)
     unsubscribe = agent.session.subscribe(writer)
     interrupts = InterruptPolicy(agent)
@@ -104,11 +106,11 @@ async def chat_from_lines(agent: AgentLoop, lines: TextIO) -> int:
             else:
                 try:
                     note = await decide_line(agent, line, answers=False)
+                    if note is None:
+                        note = deliver_line(agent, line)
                 except DshError as error:
                     refused += 1
                     note = f"error: {one_line(error)}"
-                if note is None:
-                    note = deliver_line(agent, line)
             if note is not None:
                 sys.stderr.write(f"dsh: {note}\n")
             if await _until_idle(agent, interrupts):
@@ -118,6 +120,8 @@ async def chat_from_lines(agent: AgentLoop, lines: TextIO) -> int:
                 sys.stderr.write(f"dsh: {waiting}\n")
     finally:
         unsubscribe()
+        if agent is not first:  # a branch /edit moved to: this chat's to close
+            await agent.aclose()
     return 1 if writer.failed_turns or refused else 0
 
 

@@ -25,9 +25,16 @@ from dsh_agent import AgentLoop, LiveUpdate, StatusUpdate
 from dsh_cli._commands.chat_approvals import ask_prompt, decide_line
 from dsh_cli._commands.chat_branching import HELP as BRANCH_HELP
 from dsh_cli._commands.chat_branching import is_branch_command, run_branch_command
-from dsh_cli._commands.chat_control import EXIT_COMMANDS, InterruptPolicy, deliver_line
+from dsh_cli._commands.chat_control import (
+    EXIT_COMMANDS,
+    HELP_COMMAND,
+    InterruptPolicy,
+    commands_note,
+    deliver_line,
+)
+from dsh_cli._commands.chat_recap import print_recap
 from dsh_cli._commands.failures import one_line
-from dsh_cli._commands.render import TranscriptPrinter
+from dsh_cli._commands.render import TranscriptPrinter, note_text
 from dsh_cli._commands.terminal_text import SafeConsole
 from dsh_llm import DshError
 
@@ -36,7 +43,8 @@ HELP_TEXT = (
     "the running turn. /inject TEXT adds context without starting a turn. A tool call "
     "waiting for approval is asked about: y runs it, n [REASON] refuses it (or /approve "
     f"CALL, /deny CALL [REASON]). {BRANCH_HELP} Ctrl-C cancels the turn (keeping what "
-    "is pending); Ctrl-C again, Ctrl-D or /exit leaves."
+    "is pending); Ctrl-C again, Ctrl-D or /exit leaves. /help lists the commands; "
+    "// starts a message that begins with /."
 )
 PROMPT = "you › "
 STEER_PROMPT = "steer › "
@@ -74,6 +82,14 @@ class HeldLine(io.StringIO):
     def isatty(self) -> bool:
         return sys.__stdout__ is not None and sys.__stdout__.isatty()
 
+    def write_above(self, lines: str) -> None:
+        """Write complete ``lines`` above the held line, which stays held: a note
+        that comes while a reply streams goes above it, and the reply goes on on its
+        own line under its one label."""
+        sys.stdout.write(lines)
+        sys.stdout.flush()
+        self._on_change()
+
     def release(self) -> None:
         """Stop holding: write the held text and pass everything through from now on."""
         self._holding = False
@@ -85,11 +101,13 @@ class HeldLine(io.StringIO):
 class TerminalChat:
     """One interactive chat over ``agent`` on the process's terminal."""
 
-    def __init__(self, agent: AgentLoop) -> None:
+    def __init__(self, agent: AgentLoop, *, recap: bool = False) -> None:
         self._agent = agent
+        self._recap = recap
         self._prompt: PromptSession[str] = PromptSession(erase_when_done=True)
         self._out = HeldLine(self._prompt.app.invalidate)
-        self._printer = TranscriptPrinter(SafeConsole(file=self._out, soft_wrap=True), live=True)
+        self._console = SafeConsole(file=self._out, soft_wrap=True)
+        self._printer = TranscriptPrinter(self._console, live=True)
         self._interrupts = InterruptPolicy(agent)
         self._unsubscribe: tuple[Callable[[], None], ...] = ()
 
@@ -97,9 +115,12 @@ class TerminalChat:
         """Chat until the user leaves; a running turn is cancelled on the way out,
         unless the user ended the input (then it is allowed to finish). Pending
         input is kept in the session's durable inbox either way."""
-        self._observe(self._agent)
+        first = self._agent
+        self._observe(first)
         try:
             with patch_stdout(raw=True):
+                if self._recap:
+                    print_recap(self._printer, first.session)
                 self._printer.note(HELP_TEXT)
                 end_of_input = await self._read_lines()
                 self._out.release()
@@ -111,6 +132,8 @@ class TerminalChat:
                 self._note_pending()
         finally:
             self._stop_observing()
+            if self._agent is not first:  # a branch /edit moved to: this chat's to close
+                await self._agent.aclose()
         return 0
 
     def _observe(self, agent: AgentLoop) -> None:
@@ -135,7 +158,7 @@ class TerminalChat:
             except KeyboardInterrupt:
                 if self._interrupts.press():
                     return False
-                self._printer.note("cancelling the turn; press Ctrl-C again to leave")
+                self._aside("cancelling the turn; press Ctrl-C again to leave")
                 continue
             except EOFError:
                 return True
@@ -166,30 +189,40 @@ class TerminalChat:
     async def _on_line(self, line: str) -> None:
         """Deliver ``line``; it is not echoed here (the input line is erased when
         entered), since the transcript shows each message when the model gets it."""
-        if line.strip() == "/help":
-            self._printer.note(HELP_TEXT)
+        if line.strip() == HELP_COMMAND:
+            self._aside(f"{HELP_TEXT} ({commands_note()})")
             return
         try:
             note = await decide_line(self._agent, line, answers=True)
             if note is None:
                 note = deliver_line(self._agent, line)
         except DshError as error:
-            self._printer.note(f"error: {one_line(error)}", "red")
+            self._aside(f"error: {one_line(error)}", "red")
             return
         if note is not None:
-            self._printer.note(note)
+            self._aside(note)
 
     async def _branch(self, line: str) -> None:
         """Run ``/regenerate`` or ``/edit``; after an edit, follow the new branch."""
         try:
             branched = await run_branch_command(self._agent, line)
         except DshError as error:
-            self._printer.note(f"error: {one_line(error)}", "red")
+            self._aside(f"error: {one_line(error)}", "red")
             return
         if branched.agent is not self._agent:
             self._stop_observing()
             self._observe(branched.agent)
-        self._printer.note(branched.note)
+        self._aside(branched.note)
+
+    def _aside(self, text: str, style: str = "dim") -> None:
+        """What the chat says about the user's input: above the reply's unfinished
+        line while one streams (the reply is not cut), else a note of its own."""
+        if not self._out.held:
+            self._printer.note(text, style)
+            return
+        with self._console.capture() as captured:
+            self._console.print(note_text(text, style))
+        self._out.write_above(captured.get())
 
     def _note_pending(self) -> None:
         inbox = self._agent.inbox

@@ -29,6 +29,7 @@ from dsh_cli._commands.rebuild import (
 )
 from dsh_cli._commands.render import TranscriptPrinter, describe_reason, speaker
 from dsh_cli._commands.storage import DEFAULT_STORE_URL, add_store_argument
+from dsh_cli._commands.store_option import shown_store, store_for
 from dsh_llm import GenerateRequest, Message, UserMessage, create_user_message
 from dsh_llm.testing import FunctionAdapter
 from dsh_session import (
@@ -37,7 +38,6 @@ from dsh_session import (
     ToolCallEvent,
     TurnEndEvent,
     UserMessageEvent,
-    open_store,
 )
 
 HELP = "run an offline demo conversation and show what the durable log holds"
@@ -133,9 +133,12 @@ async def _demo(store_url: str, delay: float) -> int:
 async def _hold_conversation(store_url: str, delay: float, console: Console) -> _Conversation:
     """Run the conversation through a real loop and store, printing it as it streams."""
     adapter = FunctionAdapter(demo_model, delay=delay)
-    async with open_store(store_url) as store:
-        session = Session.create()
-        agent = AgentLoop(
+    session = Session.create()
+    # The agent is closed before the store (the nesting says so), Ctrl-C included:
+    # the cancelled turn's end is flushed while the store is still open.
+    async with (
+        store_for(store_url, "create") as store,
+        AgentLoop(
             session=session,
             adapter=adapter,
             provider=PROVIDER,
@@ -143,7 +146,8 @@ async def _hold_conversation(store_url: str, delay: float, console: Console) -> 
             system=SYSTEM,
             tools=DEMO_TOOLS,
             store=store,
-        )
+        ) as agent,
+    ):
         recorder = _Recorder()
         agent.subscribe(recorder.notification)
         session.subscribe(recorder.event)
@@ -160,7 +164,7 @@ def _report(console: Console, conversation: _Conversation, store_url: str) -> in
     _print_identity(console, conversation, rebuilt)
     matched = _print_rebuilds(console, rebuilt, conversation.sent)
     completed = _print_unfinished_turns(console, session)
-    store_option = "" if store_url == DEFAULT_STORE_URL else f" --store {store_url}"
+    store_option = "" if store_url == DEFAULT_STORE_URL else f" --store {shown_store(store_url)}"
     console.print(
         Text(
             f"next: dsh sessions show {session.id}{store_option}\n"
@@ -174,7 +178,8 @@ def _report(console: Console, conversation: _Conversation, store_url: str) -> in
 def _print_log_summary(console: Console, session: Session, store_url: str) -> None:
     console.rule(Text("the durable log", style="bold"))
     console.print(
-        f"session {session.id} in {store_url}: {session.seq} events, {session.last_turn} turns"
+        f"session {session.id} in {shown_store(store_url)}: {session.seq} events, "
+        f"{session.last_turn} turns"
     )
     table = Table(title="model-visible history (derived from the log)", title_justify="left")
     table.add_column("#", justify="right")

@@ -201,7 +201,11 @@ class TranscriptPrinter:
 
     def note(self, text: str, style: str = "dim") -> None:
         """Print a parenthesized note on a line of its own (ending a streamed line)."""
-        self.print_line(Text(f"  ({text})", style=style))
+        self.print_line(note_text(text, style))
+
+    def print_message(self, message: Message) -> None:
+        """A whole message: its speaker and id, then its blocks, indented."""
+        self._message_line(message, message.content)
 
     def print_line(self, line: Text) -> None:
         """Print ``line`` on a line of its own (ending a streamed line first)."""
@@ -278,11 +282,17 @@ class TranscriptPrinter:
             self.note(describe_reason(reason), "red" if reason.kind == "error" else "yellow")
 
 
-def message_preview(message: UserMessage, width: int = 60) -> str:
-    """The first line of a message's text, shortened, for one-line summaries."""
+def note_text(text: str, style: str = "dim") -> Text:
+    """A note as printed: indented, in parentheses."""
+    return Text(f"  ({text})", style=style)
+
+
+def message_preview(message: UserMessage, width: int | None = 60) -> str:
+    """The first line of a message's text, for one-line summaries: cut to ``width``
+    characters (``None``: whole)."""
     text = " ".join(block.text for block in message.content if isinstance(block, TextBlock))
     first = text.strip().splitlines()[0] if text.strip() else ""
-    return first if len(first) <= width else first[: width - 1] + "…"
+    return first if width is None or len(first) <= width else first[: width - 1] + "…"
 
 
 __all__ = [
@@ -296,6 +306,7 @@ __all__ = [
     "format_time",
     "indented",
     "message_preview",
+    "note_text",
     "short_id",
     "speaker",
 ]

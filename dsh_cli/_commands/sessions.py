@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from rich.console import OverflowMethod
 from rich.text import Text
 
 from dsh_cli._commands import sessions_delete
@@ -25,12 +26,13 @@ from dsh_cli._commands.failures import add_debug_argument
 from dsh_cli._commands.output import print_json, progress, stderr_console, stdout_console
 from dsh_cli._commands.rebuild import rebuild_requests, request_table
 from dsh_cli._commands.render import TranscriptPrinter, format_time, short_id
-from dsh_cli._commands.session_ids import ID_HELP, resolve_session_id
+from dsh_cli._commands.session_ids import ID_HELP
 from dsh_cli._commands.storage import add_json_argument, add_store_argument, read_session
-from dsh_cli._commands.summary import SessionSummary, summarize
+from dsh_cli._commands.store_option import named_as_typed, shown_store, store_for
+from dsh_cli._commands.summary import PROMPT_PREVIEW_WIDTH, SessionSummary, summarize
 from dsh_cli._commands.terminal_text import escape_json_controls
 from dsh_llm import DshError
-from dsh_session import Session, SessionError, SessionHeader, SessionStore, open_store
+from dsh_session import Session, SessionError, SessionHeader, SessionStore
 from dsh_session.stores._jsonl_form import harness_header_line
 
 Action = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
@@ -98,9 +100,12 @@ class _Unloadable:
         return {"id": self.header.id, "createdAt": self.header.created_at, "error": self.problem}
 
 
-async def _summaries(store: SessionStore) -> list[SessionSummary | _Unloadable]:
+async def _summaries(
+    store: SessionStore, typed: str, prompt_width: int | None
+) -> list[SessionSummary | _Unloadable]:
     """A summary of each stored session, oldest first; a session that cannot be loaded
-    is listed with the reason instead of failing the whole list."""
+    is listed with the reason (naming the store as ``typed``) instead of failing the
+    whole list."""
     headers = await store.list_sessions()
     results: list[SessionSummary | _Unloadable] = []
     with progress("loading sessions") as status:
@@ -109,26 +114,31 @@ async def _summaries(store: SessionStore) -> list[SessionSummary | _Unloadable]:
                 status.update(f"loading session {number}/{len(headers)}")
             try:
                 session, _ = await store.read(header.id)
-                results.append(summarize(session))
+                results.append(summarize(session, prompt_width=prompt_width))
             except SessionError as error:
-                results.append(_Unloadable(header, str(error)))
+                results.append(_Unloadable(header, named_as_typed(str(error), typed, error)))
     return results
 
 
 async def _list(args: argparse.Namespace) -> int:
-    async with open_store(args.store, mode="read") as store:
-        summaries = await _summaries(store)
+    console = stdout_console()
+    # At a terminal each session is one line cut at its width; piped, lines are whole
+    # (the first prompt's whole first line), for grep and friends.
+    cut = console.is_terminal
+    width = PROMPT_PREVIEW_WIDTH if cut or args.json else None
+    async with store_for(args.store, "read") as store:
+        summaries = await _summaries(store, args.store, width)
     if args.json:
         print_json([item.to_json() for item in summaries])
         return 0
-    console = stdout_console()
     if not summaries:
-        console.print(f"no sessions in {args.store}")
+        console.print(f"no sessions in {shown_store(args.store)}")
         return 0
+    overflow: OverflowMethod = "ellipsis" if cut else "ignore"
     id_width = max(len(item.header.id) for item in summaries)
-    console.print(Text(f"sessions in {args.store}", style="bold"))
+    console.print(Text(f"sessions in {shown_store(args.store)}", style="bold"))
     columns = f"{'id':<{id_width}}  {'created':<16}  {'turns':>5}  {'msgs':>5}  first prompt"
-    console.print(Text(columns, style="dim"), no_wrap=True, overflow="ellipsis")
+    console.print(Text(columns, style="dim"), no_wrap=True, overflow=overflow, crop=cut)
     for item in summaries:
         start = (
             f"{item.header.id:<{id_width}}  {format_time(item.header.created_at, seconds=False)}"
@@ -140,7 +150,7 @@ async def _list(args: argparse.Namespace) -> int:
             if item.header.parent_session is not None:
                 prompt = f"(fork of {short_id(item.header.parent_session)}) {prompt}"
             line = Text(f"{start}  {item.turns:>5}  {item.messages:>5}  {prompt}")
-        console.print(line, no_wrap=True, overflow="ellipsis")
+        console.print(line, no_wrap=True, overflow=overflow, crop=cut)
     return 0
 
 
@@ -148,8 +158,8 @@ async def _list(args: argparse.Namespace) -> int:
 
 
 async def _show(args: argparse.Namespace) -> int:
-    async with open_store(args.store, mode="read") as store:
-        session, _ = await read_session(store, await resolve_session_id(store, args.id))
+    async with store_for(args.store, "read") as store:
+        session, _ = await read_session(store, args.id)
         headers = [] if args.json else await store.list_sessions()
     if args.json:
         print_json([event.model_dump(mode="json") for event in session.events])
@@ -184,16 +194,17 @@ def describe_seed(header: SessionHeader) -> str:
 
 
 async def _verify(args: argparse.Namespace) -> int:
-    opened = open_store(args.store, mode="read")  # a missing store is not a verdict on a log
+    opened = store_for(args.store, "read")  # a missing store is not a verdict on a log
     try:
         async with opened as store:
-            session, report = await read_session(store, await resolve_session_id(store, args.id))
+            session, report = await read_session(store, args.id)
         with progress(f"re-building the requests of {session.id}"):
             rebuilt = rebuild_requests(session.events)
     except DshError as error:
         if not args.json:
             raise
-        print_json({"id": args.id, "valid": False, "error": str(error)})
+        problem = named_as_typed(str(error), args.store, error)
+        print_json({"id": args.id, "valid": False, "error": problem})
         return 1
     notes = []
     if report.torn_tail is not None:
@@ -232,8 +243,8 @@ async def _verify(args: argparse.Namespace) -> int:
 
 
 async def _fork(args: argparse.Namespace) -> int:
-    async with open_store(args.store, mode="open") as store:
-        parent, _ = await read_session(store, await resolve_session_id(store, args.id))
+    async with store_for(args.store, "open") as store:
+        parent, _ = await read_session(store, args.id)
         child = parent.fork(args.at)
         store.attach(child)
         await store.flush(child)
@@ -262,8 +273,8 @@ def _write_jsonl(session: Session, out: TextIO) -> None:
 
 
 async def _export(args: argparse.Namespace) -> int:
-    async with open_store(args.store, mode="read") as store:
-        session, _ = await read_session(store, await resolve_session_id(store, args.id))
+    async with store_for(args.store, "read") as store:
+        session, _ = await read_session(store, args.id)
     if args.out is None:
         _write_jsonl(session, sys.stdout)
         return 0

@@ -1,6 +1,7 @@
 """``dsh sessions delete ID [--yes]``: remove a stored session for good.
 
-It asks first. At a terminal it shows what would go and deletes only after ``y``;
+It asks first. At a terminal it shows what would go and deletes only after ``y``
+(any other answer deletes nothing and is not an error);
 when standard input is not a terminal it refuses unless ``--yes`` says the caller
 means it, so a script never deletes because a prompt happened to read a line meant
 for something else. The store itself refuses while a writer (a running ``dsh chat``)
@@ -16,17 +17,12 @@ import sys
 
 from dsh_cli._commands.output import stdout_console
 from dsh_cli._commands.render import format_time
-from dsh_cli._commands.session_ids import ID_HELP, resolve_session_id
+from dsh_cli._commands.session_ids import ID_HELP, no_session, resolve_session_id
 from dsh_cli._commands.storage import read_session
+from dsh_cli._commands.store_option import shown_store, store_for
 from dsh_cli._commands.summary import summarize
 from dsh_cli._errors import DeleteNotConfirmedError, SessionIdError, UnreadableSessionError
-from dsh_session import (
-    SessionError,
-    SessionNotFoundError,
-    SessionStore,
-    open_store,
-    validate_session_id,
-)
+from dsh_session import SessionError, SessionNotFoundError, SessionStore
 
 HELP = "delete a stored session for good (asks first unless --yes)"
 
@@ -40,35 +36,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def delete(args: argparse.Namespace) -> int:
-    """Resolve the id, confirm, delete; one line says what went."""
-    async with open_store(args.store, mode="open") as store:
-        session_id = await _session_to_delete(store, args.id)
-        if not args.yes:
-            _confirm(session_id, await _describe(store, session_id))
-        await store.delete(session_id)
-    stdout_console().print(f"deleted session {session_id} from {args.store}")
-    return 0
-
-
-async def _session_to_delete(store: SessionStore, given: str) -> str:
-    """The id ``given`` names, as for every command; and a full id even when the
-    session is not listed (a damaged header), since removing it is the remedy."""
-    try:
-        return await resolve_session_id(store, given)
-    except SessionIdError as error:
-        if error.matches:
-            raise
+    """Resolve the id, confirm, delete; one line says what went (or that nothing did:
+    declining is an answer, not a failure, so the status is 0)."""
+    shown = shown_store(args.store)
+    async with store_for(args.store, "open") as store:
+        # a full id even when the session is not listed (a damaged header), since
+        # removing it is the remedy
+        session_id = await resolve_session_id(store, args.id)
+        if not args.yes and not _confirm(session_id, await _describe(store, session_id)):
+            stdout_console().print(f"nothing deleted: session {session_id} stays in {shown}")
+            return 0
         try:
-            return validate_session_id(given)
-        except SessionError:
-            raise error from None
+            await store.delete(session_id)
+        except SessionNotFoundError:
+            raise no_session(store, args.id) from None
+    stdout_console().print(f"deleted session {session_id} from {shown}")
+    return 0
 
 
 async def _describe(store: SessionStore, session_id: str) -> str:
     """What the session holds, and which forks of it stay, for the question."""
     try:
         session, _ = await read_session(store, session_id)
-    except SessionNotFoundError:
+    except SessionIdError:
         raise
     except (SessionError, UnreadableSessionError) as error:
         what = f"it cannot be loaded: {error}"
@@ -84,8 +74,9 @@ async def _describe(store: SessionStore, session_id: str) -> str:
     return what
 
 
-def _confirm(session_id: str, description: str) -> None:
-    """Ask at the terminal; refuse without one. Raises unless the answer is yes."""
+def _confirm(session_id: str, description: str) -> bool:
+    """Ask at the terminal whether to delete; refuse without one (an error: the caller
+    must say ``--yes``). True only for a yes."""
     if not sys.stdin.isatty():
         raise DeleteNotConfirmedError(
             f"not deleting session {session_id} without confirmation: standard input is "
@@ -93,9 +84,7 @@ def _confirm(session_id: str, description: str) -> None:
         )
     sys.stderr.write(f"delete session {session_id} ({description}) for good? [y/N] ")
     sys.stderr.flush()
-    answer = sys.stdin.readline().strip().lower()
-    if answer not in ("y", "yes"):
-        raise DeleteNotConfirmedError(f"session {session_id} was not deleted")
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
 __all__ = [

@@ -39,8 +39,15 @@ class SessionSummary:
         return value
 
 
-def summarize(session: Session) -> SessionSummary:
-    """Summarize ``session`` from its derived history and its log."""
+PROMPT_PREVIEW_WIDTH = 60
+"""How much of the first prompt a summary keeps by default."""
+
+
+def summarize(
+    session: Session, *, prompt_width: int | None = PROMPT_PREVIEW_WIDTH
+) -> SessionSummary:
+    """Summarize ``session`` from its derived history and its log; the first prompt's
+    first line is cut at ``prompt_width`` characters (``None``: kept whole)."""
     history = session.derive_messages()
     prompt = next(
         (
@@ -55,11 +62,12 @@ def summarize(session: Session) -> SessionSummary:
         turns=session.last_turn,
         messages=len(history),
         events=session.seq,
-        first_prompt="" if prompt is None else message_preview(prompt),
+        first_prompt="" if prompt is None else message_preview(prompt, prompt_width),
     )
 
 
 __all__ = [
+    "PROMPT_PREVIEW_WIDTH",
     "SessionSummary",
     "summarize",
 ]

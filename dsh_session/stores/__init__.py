@@ -12,6 +12,7 @@ on one database; imported on first use, it needs the ``postgres`` extra), and
 from typing import TYPE_CHECKING
 
 from dsh_session.errors import (
+    AmbiguousSessionIdError,
     NotARegularFileError,
     SessionConflictError,
     SessionNotFoundError,
@@ -39,6 +40,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "AmbiguousSessionIdError",
     "JsonlSessionStore",
     "LoadReport",
     "MemorySessionStore",

@@ -27,7 +27,13 @@ from typing import Any, Literal, Self, TypeVar
 
 from dsh_session._header import SessionHeader, SessionId, validate_session_id
 from dsh_session._session import Session
-from dsh_session.errors import SessionConflictError, SessionError, StoreError
+from dsh_session.errors import (
+    AmbiguousSessionIdError,
+    SessionConflictError,
+    SessionError,
+    SessionNotFoundError,
+    StoreError,
+)
 from dsh_session.events import LogEvent
 from dsh_session.stores._follow import check_from_seq, poll_events
 from dsh_session.stores._recovery import LoadReport, StoredLog, TornTail, restore_session
@@ -331,6 +337,25 @@ class SessionStore(ABC):
         self._check_open()
         headers = await self._call(lambda: self._reading("sessions", self._read_headers))
         return sorted(headers, key=lambda header: (header.created_at, header.id))
+
+    async def resolve_session_id(self, given: str) -> SessionId:
+        """The full id of the stored session ``given`` names: ``given`` itself when a
+        listed session has that id, else the one listed id that starts with it (what a
+        person types, e.g. ``01a2386e-f8``). :meth:`load`, :meth:`read` and
+        :meth:`delete` take exact ids only, so a program's own short ids (``user-1``
+        beside ``user-12``) never name another session; resolve first when the id comes
+        from a person. Raises :class:`AmbiguousSessionIdError` listing the candidates,
+        or :class:`SessionNotFoundError` (also for a session whose header is too
+        damaged to be listed: :meth:`read` it by its full id to see why)."""
+        ids = [header.id for header in await self.list_sessions()]
+        if given in ids:
+            return SessionId(given)
+        matches = tuple(sid for sid in ids if given and sid.startswith(given))
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise AmbiguousSessionIdError(given, matches, repr(self))
+        raise SessionNotFoundError(given, repr(self))
 
     async def delete(self, session_id: str) -> None:
         """Remove a stored session for good, all or nothing: after a crash mid-delete the

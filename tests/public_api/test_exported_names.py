@@ -336,6 +336,7 @@ PINNED: dict[str, tuple[str, ...]] = {
     ),
     "dsh_session": (
         "AbortedReason",
+        "AmbiguousSessionIdError",
         "AnySessionEvent",
         "ApprovalAskedData",
         "ApprovalAskedEvent",
@@ -453,6 +454,7 @@ PINNED: dict[str, tuple[str, ...]] = {
         "wire_schemas",
     ),
     "dsh_session.errors": (
+        "AmbiguousSessionIdError",
         "ChunkRowError",
         "HarnessCorruptError",
         "HarnessLayoutError",
@@ -554,6 +556,7 @@ PINNED: dict[str, tuple[str, ...]] = {
         "UserMessageEvent",
     ),
     "dsh_session.stores": (
+        "AmbiguousSessionIdError",
         "JsonlSessionStore",
         "LoadReport",
         "MemorySessionStore",
