@@ -74,11 +74,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "returns, called once with no arguments (an async def is awaited)",
     )
     parser.add_argument(
+        "--connect-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="give up on a model request (as a TIMEOUT, retried) when the connection "
+        "to the server takes longer than this to open (default 10)",
+    )
+    parser.add_argument(
         "--first-chunk-timeout",
         type=_seconds,
         metavar="SECONDS",
         help="give up on a model request (as a TIMEOUT, retried) when its first data "
-        "takes longer than this (default 120); covers a server that accepts the "
+        "takes longer than this (default 60); covers a server that accepts the "
         "connection and never answers",
     )
     add_store_argument(parser)
@@ -103,12 +110,13 @@ def build_adapter(
     base_url: str | None,
     api_key_env: str | None,
     *,
+    connect_timeout: float | None = None,
     first_chunk_timeout: float | None = None,
 ) -> ModelAdapter:
     """The provider's adapter, with the API key read from the environment. A missing
     key is an error only for the provider's hosted API (no ``--base-url``, or one on
-    its host): a local server usually needs none. ``first_chunk_timeout`` unset keeps
-    the adapter's default."""
+    its host): a local server usually needs none. A timeout left unset keeps the
+    adapter's default."""
     variable = api_key_env or API_KEY_VARIABLES[provider]
     api_key = os.environ.get(variable) or None
     if api_key is None and not needs_api_key(provider, base_url):
@@ -118,9 +126,8 @@ def build_adapter(
             f"the environment variable {variable} holding the {provider} API key is not set "
             "(name another one with --api-key-env)"
         )
-    options: dict[str, Any] = {}
-    if first_chunk_timeout is not None:
-        options["first_chunk_timeout"] = first_chunk_timeout
+    timeouts = {"connect_timeout": connect_timeout, "first_chunk_timeout": first_chunk_timeout}
+    options: dict[str, Any] = {key: value for key, value in timeouts.items() if value is not None}
     try:
         if provider == "anthropic":
             from dsh_llm.providers import AnthropicAdapter
@@ -158,6 +165,7 @@ async def _chat(args: argparse.Namespace) -> int:
         args.provider,
         args.base_url,
         args.api_key_env,
+        connect_timeout=args.connect_timeout,
         first_chunk_timeout=args.first_chunk_timeout,
     )
     tools = load_tools(args.tools) if args.tools else ()

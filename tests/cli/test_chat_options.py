@@ -205,10 +205,48 @@ def test_first_chunk_timeout_gives_up_on_a_server_that_never_answers(dsh: Dsh) -
     assert waited < 10  # the default would wait 120 s
 
 
-def test_first_chunk_timeout_must_be_positive(dsh: Dsh) -> None:
+def test_connect_timeout_gives_up_on_a_connection_never_accepted(dsh: Dsh) -> None:
+    listener = socket.socket()  # listens, never accepts, its accept queue filled:
+    listener.bind(("127.0.0.1", 0))  # the kernel drops further SYNs
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = [socket.socket() for _ in range(4)]
+    for filler in fillers:
+        filler.setblocking(False)
+        filler.connect_ex(("127.0.0.1", port))
+    time.sleep(0.2)
+    argv = [*DSH_COMMAND, "chat", "--provider", "openai", "--model", "m"]
+    argv += ["--base-url", f"http://127.0.0.1:{port}/v1", "--connect-timeout", "0.5"]
+    process = subprocess.Popen(
+        argv,
+        cwd=dsh.cwd,
+        env=dsh.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdin is not None and process.stderr is not None
+        process.stdin.write("hello\n")
+        process.stdin.close()
+        line = process.stderr.readline()  # "new session ..."
+        while "retry 1 of" not in line:
+            line = process.stderr.readline()
+            assert line, "the chat ended without a retry"
+    finally:
+        process.kill()
+        process.wait()
+        for filler in fillers:
+            filler.close()
+        listener.close()
+    assert line.startswith("dsh: TIMEOUT: ")
+    assert "no connection within 0.5 s (connect_timeout)" in line
+
+
+@pytest.mark.parametrize("flag", ["--first-chunk-timeout", "--connect-timeout"])
+def test_timeouts_must_be_positive(dsh: Dsh, flag: str) -> None:
     for value in ("0", "-1", "inf", "soon"):
-        result = dsh.run(
-            *("chat", "--provider", "openai", "--model", "m"), *("--first-chunk-timeout", value)
-        )
+        result = dsh.run(*("chat", "--provider", "openai", "--model", "m"), *(flag, value))
         assert result.returncode == 2
-        assert "--first-chunk-timeout" in result.stderr
+        assert flag in result.stderr
