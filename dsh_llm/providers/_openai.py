@@ -51,6 +51,10 @@ KNOWN_PROVIDERS: dict[str, tuple[str | None, str]] = {
 """Providers whose endpoint and API-key variable need no configuration:
 ``provider -> (base_url, environment variable)``. ``None`` is the SDK's default."""
 
+BASE_URL_VARIABLES = {"openai": "OPENAI_BASE_URL", "deepseek": "DEEPSEEK_BASE_URL"}
+"""Where a known provider's endpoint may be moved without code (a proxy, a local
+stand-in): read when no ``base_url`` is given."""
+
 OTHER_KEY_VARIABLE = "OPENAI_API_KEY"
 """Where the key of any other provider (a ``base_url`` of your own) is read from: the
 variable the ``openai`` package itself falls back to."""
@@ -83,8 +87,8 @@ class OpenAIChatAdapter:
     ``max_tokens`` (DeepSeek, vLLM, Ollama) or ``max_completion_tokens`` (OpenAI's
     reasoning models refuse the older name).
 
-    ``base_url`` (or ``OPENAI_BASE_URL`` for provider ``openai``) is checked here: one
-    that is not an ``http://`` or ``https://`` URL with a host raises
+    ``base_url`` (or ``OPENAI_BASE_URL`` / ``DEEPSEEK_BASE_URL`` for those providers)
+    is checked here: one that is not an ``http://`` or ``https://`` URL with a host raises
     :class:`~dsh_llm.errors.BaseUrlError`.
 
     Timeouts (seconds; ``None`` for no limit), each ending the call in ``TIMEOUT``
@@ -129,9 +133,10 @@ class OpenAIChatAdapter:
                     f"(known providers: {', '.join(sorted(KNOWN_PROVIDERS))})"
                 )
             default_url, key_variable = known or (None, OTHER_KEY_VARIABLE)
+            variable = BASE_URL_VARIABLES.get(provider)
             url = (
-                default_url
-                if base_url is None and provider != "openai"
+                chosen_base_url(base_url, variable) or default_url
+                if variable is not None
                 else chosen_base_url(base_url, "OPENAI_BASE_URL")  # the SDK reads it too
             )
             client = openai.AsyncOpenAI(

@@ -2,7 +2,8 @@
 
 A base URL with no scheme, another scheme than http/https, no host, or text that is
 not a URL raises :class:`BaseUrlError` naming the value (its credentials masked)
-and where it came from: the argument, ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL``,
+and where it came from: the argument, ``OPENAI_BASE_URL`` / ``DEEPSEEK_BASE_URL`` /
+``ANTHROPIC_BASE_URL``,
 or a model string. Before, it was accepted and failed at the first request as
 "Connection error." or an SDK ``UnsupportedProtocol``.
 """
@@ -31,7 +32,7 @@ def build(request: pytest.FixtureRequest) -> Callable[..., Any]:
 
 @pytest.fixture(autouse=True)
 def no_base_url_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    for variable in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+    for variable in ("OPENAI_BASE_URL", "DEEPSEEK_BASE_URL", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(variable, raising=False)
 
 
@@ -95,6 +96,8 @@ def test_credentials_in_a_refused_base_url_are_masked(build: Callable[..., Any])
     [
         ("OPENAI_BASE_URL", lambda: OpenAIChatAdapter(api_key="k")),
         ("OPENAI_BASE_URL", lambda: adapter_for("openai:gpt-4.1", api_key="k")),
+        ("DEEPSEEK_BASE_URL", lambda: OpenAIChatAdapter(provider="deepseek", api_key="k")),
+        ("DEEPSEEK_BASE_URL", lambda: adapter_for("deepseek:deepseek-chat", api_key="k")),
         ("ANTHROPIC_BASE_URL", lambda: AnthropicAdapter(api_key="k")),
     ],
 )
