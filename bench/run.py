@@ -21,15 +21,31 @@ BENCH_DIR = Path(__file__).resolve().parent
 SuiteRun = Callable[[Options], list[Case]]
 
 
-def discover_suites() -> dict[str, SuiteRun]:
-    """Every suite module's ``run`` function, by module name, in name order."""
-    suites: dict[str, SuiteRun] = {}
-    for path in sorted(BENCH_DIR.glob("*.py")):
-        if path.stem.startswith("_") or path.stem == "run":
-            continue
-        module = importlib.import_module(path.stem)
-        suites[path.stem] = cast(SuiteRun, module.run)
-    return suites
+class MissingPeerError(Exception):
+    """A chosen suite imports a package that is not installed (a peer of the
+    ``bench`` extra, usually): named, with the install that brings it."""
+
+
+def discover_suites() -> list[str]:
+    """Every suite module's name, in name order (nothing imported yet)."""
+    return [
+        path.stem
+        for path in sorted(BENCH_DIR.glob("*.py"))
+        if not path.stem.startswith("_") and path.stem != "run"
+    ]
+
+
+def load_suite(name: str) -> SuiteRun:
+    """The ``run`` function of suite ``name``; :class:`MissingPeerError` when the suite
+    needs a package this environment lacks."""
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        raise MissingPeerError(
+            f"suite {name!r} needs the package {error.name!r}, which is not installed: "
+            "python -m pip install -e '.[dev,bench]' (or run other suites with --suite)"
+        ) from None
+    return cast(SuiteRun, module.run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -40,16 +56,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     suites = discover_suites()
-    chosen = args.suite or list(suites)
+    chosen = args.suite or suites
     unknown = sorted(set(chosen) - set(suites))
     if unknown:
-        parser.error(f"unknown suite(s) {unknown}; available: {sorted(suites)}")
+        parser.error(f"unknown suite(s) {unknown}; available: {suites}")
+    try:  # every chosen suite imports before any runs: a missing peer fails at once
+        runs = {name: load_suite(name) for name in chosen}
+    except MissingPeerError as error:
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
 
     options = Options(quick=args.quick)
     cases: list[Case] = []
     for name in chosen:
         print(f"\n=== suite {name}{' (quick)' if options.quick else ''}", flush=True)
-        for case in suites[name](options):
+        for case in runs[name](options):
             print_case(case)
             cases.append(case)
 

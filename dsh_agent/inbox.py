@@ -50,12 +50,15 @@ class Inbox:
 
     def __init__(self, session: Session, notify: Callable[[LiveUpdate], None]) -> None:
         """Rebuild the pending lists by replaying the splices logged after the seeded
-        prefix (so a fork starts empty); restored items wake nobody."""
+        prefix (so a fork starts empty), then give back what a crash took from them;
+        restored items wake nobody."""
         self._session = session
         self._notify = notify
         self._lists: dict[InboxTarget, list[UserMessage]] = {"next-turn": [], "next-step": []}
         self._closed = False
-        self._replay()
+        lost = self._replay()
+        for target, messages in lost:
+            self._change(target, 0, 0, messages)
 
     def close(self) -> None:
         """Refuse every later change (its agent loop was closed): the pending lists
@@ -232,11 +235,26 @@ class Inbox:
                     seq=seq,
                 )
 
-    def _replay(self) -> None:
+    def _replay(self) -> list[tuple[InboxTarget, tuple[UserMessage, ...]]]:
+        """Replay the splices; return the input a crash took: messages a turn claimed
+        whose step never started (no pre-step decided about them) and which the
+        repair then closed ``interrupted``, none of them ever delivered. A turn claims,
+        flushes, then runs its pre-step, so the claim can be durable without them."""
         first = self._session.header.seed_length or 0
         events = self._session.events
+        claimed: list[tuple[InboxTarget, tuple[UserMessage, ...]]] = []
+        lost: list[tuple[InboxTarget, tuple[UserMessage, ...]]] = []
+        delivered: set[MessageId] = set()
         for seq in range(first, len(events)):
             event = events[seq]
+            if event.type == "user/message":
+                delivered.add(event.data.id)
+            elif event.type in ("step/start", "turn/start"):
+                claimed = []  # a step started: its pre-step decided about its claims
+            elif event.type == "turn/end":
+                if event.data.reason.kind == "interrupted":
+                    lost.extend(claimed)
+                claimed = []
             if event.type != "agent/inbox/spliced":
                 continue
             data: InboxSplicedData = event.data
@@ -257,7 +275,14 @@ class Inbox:
                     message_id=duplicate,
                     seq=seq,
                 )
+            if data.outcome is None and removed and not data.inserted:  # a turn's claim
+                claimed.append((data.target, tuple(items[data.start : data.start + removed])))
             items[data.start : data.start + removed] = data.inserted
+        return [
+            (target, kept)
+            for target, messages in lost
+            if (kept := tuple(m for m in messages if m.id not in delivered))
+        ]
 
 
 __all__ = [
