@@ -92,7 +92,7 @@ class TemporalAgent:
         *,
         task_queue: str,
         continue_after_turns: int = 50,
-    ) -> WorkflowHandle[Any, None]:
+    ) -> WorkflowHandle[SessionWorkflow, None]:
         """Client code: signal ``text`` to the session's ready workflow
         (:class:`SessionWorkflow`, id ``dsh-session-<session_id>``), starting it when it
         is not running (signal-with-start). The handle takes ``approve``/``deny``
