@@ -48,6 +48,15 @@ def store_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'sessions.db'}"
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The sessions' store: a SQLite file, or a schema of the run's PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'sessions.db'}"
+    dsn: str = request.getfixturevalue("postgres_dsn")
+    return dsn
+
+
 @pytest.fixture
 def side_effects(tmp_path: Path) -> Path:
     folder = tmp_path / "effects"

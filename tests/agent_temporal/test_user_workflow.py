@@ -9,10 +9,10 @@ from pathlib import Path
 from cli.openai_server import FakeOpenAIServer
 from temporalio.client import Client
 
+from agent_temporal.checks import stored_session
 from agent_temporal.conftest import running_worker
 from agent_temporal.scenario import Conversation, ConversationInput, count
 from dsh_llm import AssistantMessage, ToolResultMessage
-from dsh_session.stores import open_store
 
 
 async def test_a_tool_using_conversation_runs_in_a_user_workflow(
@@ -20,8 +20,9 @@ async def test_a_tool_using_conversation_runs_in_a_user_workflow(
     task_queue: str,
     model_server: FakeOpenAIServer,
     side_effects: Path,
-    store_url: str,
+    any_store_url: str,
 ) -> None:
+    store_url = any_store_url
     session_id = str(uuid.uuid4())
     given = ConversationInput(
         store_url, session_id, ('call bump {"name": "a"}', "hello", 'call bump {"name": "b"}')
@@ -33,11 +34,7 @@ async def test_a_tool_using_conversation_runs_in_a_user_workflow(
 
     assert [(o.turn, o.reason) for o in outcomes] == [(n, "completed") for n in (1, 2, 3)]
     assert count(side_effects, "bump") == 2
-    store = open_store(store_url)
-    try:
-        session, _ = await store.read(session_id)
-    finally:
-        await store.close()
+    session = await stored_session(store_url, session_id)
     texts = [
         "".join(getattr(block, "text", "") for block in message.content)
         for message in session.derive_messages()

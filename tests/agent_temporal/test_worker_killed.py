@@ -78,8 +78,9 @@ async def test_a_tool_cut_off_by_a_killed_worker_runs_once_and_reports_an_unknow
     task_queue: str,
     model_server: FakeOpenAIServer,
     side_effects: Path,
-    store_url: str,
+    any_store_url: str,
 ) -> None:
+    store_url = any_store_url
     (side_effects / "hold").touch()
     session_id, handle = await _start(client, store_url, task_queue, 'call bump {"n": 1}')
     first = WorkerProcess(temporal_address, task_queue, model_server.base_url, side_effects)
