@@ -19,7 +19,7 @@ from temporalio.exceptions import ApplicationError
 
 from dsh_agent._config import AgentConfig
 from dsh_agent.errors import DurableStepError
-from dsh_agent.temporal import _steps
+from dsh_agent.temporal import _inputs, _steps
 from dsh_agent.temporal._payloads import (
     DecisionInput,
     DeliverInput,
@@ -68,7 +68,7 @@ def build_activities(
     async def deliver(given: DeliverInput) -> StepReport:
         return await _in_store(
             given.store_url,
-            lambda store: _steps.deliver(
+            lambda store: _inputs.deliver(
                 store, config(), given.session_id, given.message_id, given.text
             ),
         )
@@ -95,7 +95,7 @@ def build_activities(
     async def decide(given: DecisionInput) -> StepReport:
         return await _in_store(
             given.store_url,
-            lambda store: _steps.decide(
+            lambda store: _inputs.decide(
                 store,
                 config(),
                 given.session_id,

@@ -1,11 +1,11 @@
 """Exactly one step of a stored session: what one durable-execution activity does.
 
 The agent loop (:mod:`dsh_agent._engine`) runs a whole turn in one process. An
-activity does one piece of it against the store and returns: the model step (open or
-continue a turn, ask the model, commit its answer), one tool call, the delivery of one
-input, one approval decision. Each loads the session (taking ownership, fencing a
-writer that is gone), does its piece with the engine's own turn, step and tool runners,
-flushes and gives the session back, so any worker can do the next piece.
+activity does one piece of it against the store and returns: here the model step (open
+or continue a turn, ask the model, commit its answer) and one tool call
+(:mod:`._inputs` brings input in). Each loads the session (:mod:`._pieces`), does its
+piece with the engine's own turn, step and tool runners, flushes and gives the session
+back, so any worker can do the next piece.
 
 Between pieces the turn stays open in the log: the step stops after its assistant
 message is committed (and its approvals asked), as it stops for an approval. The store
@@ -23,36 +23,30 @@ repair, decides what a piece left unfinished by a crash means:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from collections.abc import Collection
+from dataclasses import replace
 from typing import Any
 
 from dsh_agent._cancellation import CancelScope
 from dsh_agent._config import AgentConfig
 from dsh_agent._engine.context import FRESH, Resume, TurnKind
-from dsh_agent._engine.loop_parts import ClosedFlag, LoopParts, LoopWiring, build_parts
-from dsh_agent._engine.step import StepRunner
 from dsh_agent._engine.tool_runner import ToolRunner
 from dsh_agent._engine.turn import TurnRunner
 from dsh_agent._live_updates import Notifier
 from dsh_agent._tool_context import ToolContext
-from dsh_agent.approvals._gate import _ApprovalsPending
 from dsh_agent.approvals._open_step import OpenStep, open_step
-from dsh_agent.errors import AgentError, DurableStepError
+from dsh_agent.errors import DurableStepError
 from dsh_agent.inbox import Inbox
 from dsh_agent.temporal._payloads import StepReport
+from dsh_agent.temporal._pieces import Piece, held, load_owned, wire
 from dsh_agent.tools import execute_tool_call
-from dsh_llm._content import TextBlock, ToolCallBlock
-from dsh_llm._create import create_tool_result_message, freeze_message
+from dsh_llm._content import TextBlock
+from dsh_llm._create import create_tool_result_message
 from dsh_llm._ids import CallId
 from dsh_llm._messages import UserMessage
 from dsh_session._repair import OUTCOME_UNKNOWN, OUTCOME_UNKNOWN_TEXT
 from dsh_session._session import Session
-from dsh_session.errors import SessionNotFoundError
 from dsh_session.events import (
-    AssistantMessageEvent,
-    StepData,
     StepStartEvent,
     ToolCallEvent,
     ToolResultData,
@@ -61,116 +55,6 @@ from dsh_session.events import (
     TurnStartEvent,
 )
 from dsh_session.stores import SessionStore
-
-
-class _StepWithToolsElsewhere(StepRunner):
-    """The engine's step runner, except that a step's tool calls run elsewhere (one
-    activity each): the step stops once its assistant message is committed and its
-    approvals asked, with the turn open, as it stops for an approval."""
-
-    async def _run_tools(
-        self,
-        scope: CancelScope,
-        turn: int,
-        step: int,
-        calls: Sequence[ToolCallBlock],
-        *,
-        fresh: bool = False,
-    ) -> bool:
-        if fresh:
-            self._ctx.approvals.admit(turn, step, calls, fresh=True)  # asks, all at once
-        raise _ApprovalsPending
-
-    async def resume(self, scope: CancelScope, turn: int, step: int) -> TurnEndReason | None:
-        """Go on with the open ``step``: ask the model again when its answer was never
-        committed; wait while calls have no result; else close it (None: the model needs
-        another step). Outside a step, the turn goes on with the next one."""
-        current = open_step(self._ctx.session)
-        bracket = StepData(turn=turn, step=step)
-        if current is None:
-            return None
-        if not _answered_by_model(self._ctx.session, current):
-            return await self._closing(bracket, self._attempts(scope, turn, step, (), None))
-        if current.unanswered:
-            raise _ApprovalsPending
-        await self._closing(bracket, _nothing())
-        return None
-
-
-async def _nothing() -> None:
-    """The body of a step whose tool phase is done elsewhere."""
-
-
-def _answered_by_model(session: Session, current: OpenStep) -> bool:
-    events = session.events
-    return any(isinstance(event, AssistantMessageEvent) for event in events[current.start :])
-
-
-@dataclass
-class _Piece:
-    """One loaded session and the engine parts a piece of work uses on it."""
-
-    session: Session
-    parts: LoopParts
-    first_seq: int
-
-    def report(self) -> StepReport:
-        session = self.session
-        current = open_step(session)
-        turn = session.open_turn
-        return StepReport(
-            first_seq=self.first_seq,
-            end_seq=session.seq,
-            turn=session.last_turn if turn is None else turn,
-            step=session.open_step,
-            calls=tuple(call.call_id for call in current.unanswered) if current else (),
-            awaiting_approval=tuple(p.call_id for p in self.parts.context.approvals.pending),
-            turn_end=None,
-            queued=len(self.parts.context.inbox.next_turn),
-        )
-
-
-def _wire(session: Session, config: AgentConfig[Any], store: SessionStore) -> LoopParts:
-    if config.pre_step:
-        raise AgentError(
-            "pre-step handlers need a running agent loop; a durable agent has none "
-            "between activities (give the agent no pre_step handlers)"
-        )
-    wiring = LoopWiring(
-        agent=lambda: None,  # no Agent object lives between activities
-        notify=Notifier(session.id, []),
-        pre_step_handlers=(),
-        closed=ClosedFlag(),
-    )
-    return build_parts(
-        wiring,
-        session,
-        replace(config, store=store),
-        step_runner=_StepWithToolsElsewhere,
-        open_turn_allowed=True,
-    )
-
-
-async def _load(store: SessionStore, session_id: str, from_seq: int) -> Session:
-    session = await store.load(session_id, take_over=True, close_open_turn=False)
-    if session.seq < from_seq:
-        store.detach(session)
-        raise DurableStepError(
-            f"session {session_id!r} in the store ends at seq {session.seq}, before seq "
-            f"{from_seq} the workflow already saw: the store is not the one the steps wrote",
-            session_id=session_id,
-        )
-    return session
-
-
-@asynccontextmanager
-async def _held(store: SessionStore, session: Session) -> AsyncIterator[None]:
-    """Flush ``session`` and give it back to the store however the piece ends."""
-    try:
-        yield
-    finally:
-        await store.flush(session)
-        store.detach(session)
 
 
 async def model_step(
@@ -183,9 +67,9 @@ async def model_step(
     """Open a turn for the oldest pending input, or go on with the open one, up to the
     end of the turn or the tool calls of a model answer (which run elsewhere).
     ``message_ids`` must be in the log already (queued or entered)."""
-    session = await _load(store, session_id, from_seq)
-    async with _held(store, session):
-        piece = _Piece(session, _wire(session, config, store), session.seq)
+    session = await load_owned(store, session_id, from_seq)
+    async with held(store, session):
+        piece = Piece(session, wire(session, config, store), session.seq)
         _check_known(piece, message_ids)
         reason = await _drive_turn(piece)
         report = piece.report()
@@ -194,7 +78,7 @@ async def model_step(
     return report
 
 
-def _check_known(piece: _Piece, message_ids: Collection[str]) -> None:
+def _check_known(piece: Piece, message_ids: Collection[str]) -> None:
     inbox, session = piece.parts.context.inbox, piece.session
     pending = {message.id for message in (*inbox.next_turn, *inbox.next_step)}
     for message_id in message_ids:
@@ -206,7 +90,7 @@ def _check_known(piece: _Piece, message_ids: Collection[str]) -> None:
             )
 
 
-async def _drive_turn(piece: _Piece) -> TurnEndReason | None:
+async def _drive_turn(piece: Piece) -> TurnEndReason | None:
     ctx, session = piece.parts.context, piece.session
     turns = TurnRunner(context=ctx, steps=piece.parts.steps)
     scope = CancelScope()
@@ -258,15 +142,15 @@ async def tool_call(
 ) -> StepReport:
     """Run the open step's call ``call_id`` and commit its result, unless the log has
     it already (see the module docstring for a call a crash cut off)."""
-    session = await _load(store, session_id, from_seq)
-    async with _held(store, session):
-        piece = _Piece(session, _wire(session, config, store), session.seq)
+    session = await load_owned(store, session_id, from_seq)
+    async with held(store, session):
+        piece = Piece(session, wire(session, config, store), session.seq)
         await _answer_call(piece, call_id, idempotent_tools)
         report = piece.report()
     return report
 
 
-async def _answer_call(piece: _Piece, call_id: CallId, idempotent_tools: Collection[str]) -> None:
+async def _answer_call(piece: Piece, call_id: CallId, idempotent_tools: Collection[str]) -> None:
     session, ctx = piece.session, piece.parts.context
     current = open_step(session)
     call = next((c for c in current.calls if c.call_id == call_id), None) if current else None
@@ -331,64 +215,7 @@ def _has_result(session: Session, call_id: CallId) -> bool:
     )
 
 
-async def deliver(
-    store: SessionStore, config: AgentConfig[Any], session_id: str, message_id: str, text: str
-) -> StepReport:
-    """Queue the user message ``message_id`` (created from ``text``, for a turn of its
-    own), creating the session on first input. Delivering the same id again (an
-    activity retried after its flush) changes nothing."""
-    try:
-        session = await store.load(session_id, take_over=True, close_open_turn=False)
-    except SessionNotFoundError:
-        session = Session.create(session_id)
-        store.attach(session)
-    async with _held(store, session):
-        piece = _Piece(session, _wire(session, config, store), session.seq)
-        inbox = piece.parts.context.inbox
-        pending = (*inbox.next_turn, *inbox.next_step)
-        known = session.surface_seq_of(message_id) is not None
-        if not known and all(message.id != message_id for message in pending):
-            message = freeze_message(
-                {
-                    "id": message_id,
-                    "role": "user",
-                    "content": [{"type": "text", "text": text}],
-                    "source": {"kind": "user"},
-                }
-            )
-            assert isinstance(message, UserMessage)
-            inbox.append("next-turn", message)
-        report = piece.report()
-    return report
-
-
-async def decide(
-    store: SessionStore,
-    config: AgentConfig[Any],
-    session_id: str,
-    from_seq: int,
-    call_id: CallId,
-    approved: bool,
-    reason: str | None,
-) -> StepReport:
-    """Record a person's decision on the waiting call ``call_id`` (a denial commits
-    its error result at once); a call already decided changes nothing."""
-    session = await _load(store, session_id, from_seq)
-    async with _held(store, session):
-        piece = _Piece(session, _wire(session, config, store), session.seq)
-        gate = piece.parts.context.approvals
-        if any(p.call_id == call_id for p in gate.pending):
-            if approved:
-                gate.approve(call_id)
-            else:
-                gate.deny(call_id, reason)
-        report = piece.report()
-    return report
-
-
 __all__ = [
-    "decide",
-    "deliver",
     "model_step",
     "tool_call",
 ]
