@@ -35,6 +35,14 @@ class ToolContext(Generic[DepsT_co]):
     deps: DepsT_co = _NO_DEPS
     """The loop's ``deps`` (``None`` when it was given none)."""
 
+    @property
+    def idempotency_key(self) -> str:
+        """The same key every time this call runs, derived from its id: a handler passes
+        it to the service it changes, so that a call run again after a crash (a tool
+        declared idempotent to :class:`dsh_agent.temporal.TemporalAgent`) takes effect
+        once."""
+        return f"dsh-tool-call-{self.call_id}"
+
 
 __all__ = [
     "ToolContext",

@@ -19,6 +19,7 @@ Every public exception of dsh_agent is defined here::
             CompactionError
             McpConnectTimeoutError (also TimeoutError)
             McpConnectionLost
+            DurableStepError
         dsh_llm.LlmError
             SummaryError
 
@@ -45,6 +46,7 @@ __all__ = [
     "ApprovalError",
     "BranchError",
     "CompactionError",
+    "DurableStepError",
     "InboxError",
     "McpConnectTimeoutError",
     "McpConnectionLost",
@@ -217,6 +219,17 @@ class CompactionError(AgentError):
 class McpConnectionLost(AgentError):
     """The connection to the MCP server closed; for a call in flight its outcome on the
     server is unknown."""
+
+
+class DurableStepError(AgentError):
+    """A piece of work a durable-execution activity was asked to do does not fit the
+    session's log (``dsh_agent.temporal``): the call is not one the open step
+    requested, it still waits for a person, or the store is behind the seq the
+    workflow already saw. Running the activity again cannot help."""
+
+    def __init__(self, message: str, *, session_id: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
 
 
 class SummaryError(LlmError):

@@ -92,13 +92,22 @@ async def _no_store(scope: CancelScope) -> None:
     """Nothing to make durable without a store."""
 
 
-def build_parts(wiring: LoopWiring, session: Session, config: AgentConfig[Any]) -> LoopParts:
+def build_parts(
+    wiring: LoopWiring,
+    session: Session,
+    config: AgentConfig[Any],
+    *,
+    step_runner: type[StepRunner] = StepRunner,
+    open_turn_allowed: bool = False,
+) -> LoopParts:
     """Check ``config`` against ``session`` and build the parts; a bad option (two
     tools of one name, a bad setting, a turn left open that waits for no approval)
-    raises before anything is written."""
+    raises before anything is written. ``step_runner`` and ``open_turn_allowed`` are
+    for a driver that goes on with a turn a crash left open one step at a time
+    (:mod:`dsh_agent.temporal`)."""
     indexed = index_tools(config.tools)
     gate = ApprovalGate(session, indexed, config.approval)
-    if session.open_turn is not None and not gate.pending:
+    if session.open_turn is not None and not gate.pending and not open_turn_allowed:
         raise AgentError(
             f"session {session.id!r} has turn {session.open_turn} open; an agent "
             "loop needs a session with no open turn (loading it from a store closes "
@@ -143,7 +152,7 @@ def build_parts(wiring: LoopWiring, session: Session, config: AgentConfig[Any]) 
         instructions=config.instructions,
         deps=config.deps,
     )
-    steps = StepRunner(
+    steps = step_runner(
         context=context,
         adapter=config.adapter,
         requests=requests,

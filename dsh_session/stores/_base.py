@@ -250,12 +250,16 @@ class SessionStore(ABC):
 
     # --- loading and listing ----------------------------------------------------------
 
-    async def load(self, session_id: str, *, take_over: bool = False) -> Session:
+    async def load(
+        self, session_id: str, *, take_over: bool = False, close_open_turn: bool = True
+    ) -> Session:
         """Load a session from durable storage: validated, repaired after a crash (the
         repair and ``session/end-seed`` are durable before this returns), attached.
         With ``take_over`` a store whose ownership lives in the database (PostgreSQL)
         takes the session from a writer that is stuck or gone; that writer's next
-        flush raises :class:`SessionConflictError`.
+        flush raises :class:`SessionConflictError`. With ``close_open_turn=False`` a
+        turn the log leaves open is not closed: the caller finishes its interrupted
+        step itself (a durable-execution activity, ``dsh_agent.temporal``).
 
         Raises :class:`SessionNotFoundError`, :class:`SessionFormatError` (newer version,
         unknown required event type), :class:`SessionCorruptError` (damage that is not a
@@ -275,7 +279,9 @@ class SessionStore(ABC):
         try:
             claim = self._take_over if take_over else functools.partial(self._claim, stored=True)
             await self._call(lambda: claim(sid), batch_size=0)
-            session, report, stored = await self._restore(sid, resuming=True)
+            session, report, stored = await self._restore(
+                sid, resuming=True, close_open_turn=close_open_turn
+            )
             if stored.torn_tail is not None:
                 kept = await self._call(lambda: self._set_aside_torn_tail(sid, stored))
                 report = dataclasses.replace(report, torn_tail=kept)
@@ -309,10 +315,12 @@ class SessionStore(ABC):
         return session, report
 
     async def _restore(
-        self, sid: SessionId, *, resuming: bool
+        self, sid: SessionId, *, resuming: bool, close_open_turn: bool = True
     ) -> tuple[Session, LoadReport, StoredLog]:
         stored = await self._call(lambda: self._reading(f"session {sid!r}", self._read_log, sid))
-        restore = functools.partial(restore_session, resuming=resuming)
+        restore = functools.partial(
+            restore_session, resuming=resuming, close_open_turn=close_open_turn
+        )
         if self._blocking_io:
             session = await asyncio.to_thread(restore, stored.header, stored.events)
         else:

@@ -78,14 +78,21 @@ class LoadReport:
 
 
 def restore_session(
-    header: SessionHeader, events: Sequence[SessionEvent], *, resuming: bool = True
+    header: SessionHeader,
+    events: Sequence[SessionEvent],
+    *,
+    resuming: bool = True,
+    close_open_turn: bool = True,
 ) -> Session:
     """Build the session a stored log describes: close a turn left open by a crash,
     validate the whole log, and, when ``resuming``, append ``session/end-seed`` unless
     it already ends with one (a reader that only inspects the log leaves that marker
     out: it would be stamped with the time of the read). Everything past
-    ``len(events)`` in the result is new and not durable."""
-    closers = interrupted_turn_closers(events) if _ends_inside_a_turn(events) else []
+    ``len(events)`` in the result is new and not durable. Without ``close_open_turn``
+    a turn left open stays open, for a caller that finishes its interrupted step
+    itself (``dsh_agent.temporal``'s activities)."""
+    open_at_end = close_open_turn and _ends_inside_a_turn(events)
+    closers = interrupted_turn_closers(events) if open_at_end else []
     session = Session.from_log(header, [*events, *closers])
     if resuming and (not session.seq or session.events[-1].type != "session/end-seed"):
         session.append("session/end-seed", {})

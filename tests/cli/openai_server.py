@@ -84,6 +84,8 @@ class FakeOpenAIServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.delay = delay
         self.requests: list[dict[str, Any]] = []
+        self.raw_requests: list[bytes] = []
+        """The bodies of ``requests`` as the bytes received."""
         self.refusals_left = 0
         """How many of the next requests to refuse with ``refusal_status``."""
         self.refusal_status = 401
@@ -102,7 +104,9 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet: tests read their own output."""
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        raw = self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.loads(raw)
+        self.server.raw_requests.append(raw)
         self.server.requests.append(body)
         if self.path != "/v1/chat/completions" or self.server.refusals_left:
             refused = self.path == "/v1/chat/completions"

@@ -17,6 +17,7 @@ EXTRAS_LIBRARIES = (
     "psycopg_pool",
     "rich",
     "prompt_toolkit",
+    "temporalio",
 )
 
 CHECK = f"""

@@ -115,3 +115,20 @@ async def test_a_balanced_log_is_not_repaired(open_store: StoreFactory) -> None:
     assert not report.repaired
     assert report.torn_tail is None
     assert [event.type for event in report.appended] == ["session/end-seed"]
+
+
+async def test_load_can_keep_the_open_turn_for_a_caller_that_finishes_the_step(
+    open_store: StoreFactory,
+) -> None:
+    crashed, _, _ = await _crashed_session(open_store)
+    store = open_store()
+
+    loaded = await store.load(crashed.id, close_open_turn=False)
+    await store.flush(loaded)
+    store.detach(loaded)
+    again = await open_store().load(crashed.id, close_open_turn=False)
+
+    assert [event.type for event in loaded.events[crashed.seq :]] == ["session/end-seed"]
+    assert loaded.open_turn == crashed.open_turn
+    assert loaded.open_step == crashed.open_step
+    assert again.open_turn == crashed.open_turn

@@ -1,0 +1,125 @@
+"""The agent, tools and workflow the Temporal tests run, shared by the in-process
+worker and the worker subprocess (``worker_process.py``).
+
+The model is the scripted OpenAI-compatible server of ``tests/cli/openai_server.py``
+(``call TOOL {JSON}`` asks for a call; a tool result is answered ``Tool said: ...``).
+Every tool keeps its side effects in files under one folder, so a test can count them
+across processes: ``<tool>.count`` is bumped once per effect, and while a file
+``hold`` exists a tool waits after its effect (``holding`` tells the test it waits).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from dsh_agent import AgentConfig, Tool, ToolContext
+    from dsh_agent.temporal import SessionWorkflow, TemporalAgent, TurnOutcome
+    from dsh_llm.providers import adapter_for
+
+AGENT_NAME = "scripted"
+IDEMPOTENT_TOOLS = frozenset({"bump_once"})
+
+
+def count(folder: Path, tool: str) -> int:
+    path = folder / f"{tool}.count"
+    return int(path.read_text()) if path.exists() else 0
+
+
+async def _hold_while_asked(folder: Path) -> None:
+    if (folder / "hold").exists():
+        (folder / "holding").touch()
+        while (folder / "hold").exists():
+            await asyncio.sleep(0.05)
+
+
+def _bump(folder: Path, tool: str) -> int:
+    value = count(folder, tool) + 1
+    (folder / f"{tool}.count").write_text(str(value))
+    return value
+
+
+def scripted_tools(folder: Path) -> tuple[Tool, ...]:
+    """``bump`` (a side effect, not idempotent), ``bump_once`` (idempotent through
+    ``ToolContext.idempotency_key``) and ``guarded`` (needs approval)."""
+
+    async def bump(arguments: dict[str, Any]) -> str:
+        value = _bump(folder, "bump")
+        await _hold_while_asked(folder)
+        return f"bumped to {value}"
+
+    async def bump_once(arguments: dict[str, Any], context: ToolContext) -> str:
+        keys = folder / "bump_once.keys"
+        seen = keys.read_text().split() if keys.exists() else []
+        if context.idempotency_key not in seen:
+            keys.write_text(" ".join([*seen, context.idempotency_key]))
+            _bump(folder, "bump_once")
+        await _hold_while_asked(folder)
+        return f"bumped once to {count(folder, 'bump_once')}"
+
+    async def guarded(arguments: dict[str, Any]) -> str:
+        return f"guarded ran {_bump(folder, 'guarded')} time(s)"
+
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    return (
+        Tool(name="bump", description="Bump a counter.", parameters=schema, handler=bump),
+        Tool(
+            name="bump_once",
+            description="Bump a counter once per call.",
+            parameters=schema,
+            handler=bump_once,
+        ),
+        Tool(
+            name="guarded",
+            description="Bump a counter once a person approves.",
+            parameters=schema,
+            handler=guarded,
+            requires_approval=True,
+        ),
+    )
+
+
+def worker_agent(base_url: str, folder: Path) -> TemporalAgent:
+    """The agent as a worker builds it: no store URL (each activity's input names it)."""
+
+    def config() -> AgentConfig[Any]:
+        adapter = adapter_for(f"openai-compatible:scripted-model@{base_url}")
+        return AgentConfig(
+            adapter=adapter,
+            provider="openai-compatible",
+            model="scripted-model",
+            tools=scripted_tools(folder),
+        )
+
+    return TemporalAgent(AGENT_NAME, config=config, idempotent_tools=IDEMPOTENT_TOOLS)
+
+
+@dataclass(frozen=True)
+class ConversationInput:
+    store_url: str
+    session_id: str
+    messages: tuple[str, ...]
+    heartbeat_seconds: float = 1.0
+
+
+@workflow.defn(name="scripted-conversation")
+class Conversation:
+    """A user's own workflow: one agent turn per message."""
+
+    @workflow.run
+    async def run(self, given: ConversationInput) -> list[TurnOutcome]:
+        agent = TemporalAgent(
+            AGENT_NAME,
+            store_url=given.store_url,
+            heartbeat=timedelta(seconds=given.heartbeat_seconds),
+        )
+        return [await agent.run(given.session_id, text) for text in given.messages]
+
+
+WORKFLOWS = (Conversation, SessionWorkflow)
