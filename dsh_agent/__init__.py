@@ -29,6 +29,14 @@ from dsh_agent._live_updates import (
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._run_options import OutputRunOptions, RunOptions, RunPrompt
 from dsh_agent._run_result import RunResult
+from dsh_agent._usage import (
+    ModelPrice,
+    PriceTable,
+    UsageLimits,
+    UsageTotals,
+    usage_by_turn,
+    usage_of,
+)
 from dsh_agent.approvals import ApprovalPolicy, PendingApproval
 from dsh_agent.compaction import (
     Compaction,
@@ -55,6 +63,7 @@ from dsh_agent.errors import (
     SummaryError,
     ToolArgumentsError,
     TurnFailed,
+    UsageLimitExceeded,
 )
 from dsh_agent.requests import reconstruct_requests
 from dsh_agent.retry import RetryPolicy
@@ -109,6 +118,7 @@ __all__ = [
     "MessageClaimed",
     "MessageDiscarded",
     "MessageQueued",
+    "ModelPrice",
     "ModelSettings",
     "ModelSummarizer",
     "NothingToRetryError",
@@ -118,6 +128,7 @@ __all__ = [
     "PreStep",
     "PreStepDecision",
     "PreStepHandler",
+    "PriceTable",
     "ReasoningDelta",
     "Reject",
     "RequestReconstructionError",
@@ -145,6 +156,9 @@ __all__ = [
     "TurnFailed",
     "TurnStarted",
     "UpdateStream",
+    "UsageLimitExceeded",
+    "UsageLimits",
+    "UsageTotals",
     "UserMessageEntered",
     "reconstruct_requests",
     "run",
@@ -152,4 +166,6 @@ __all__ = [
     "run_stream",
     "run_sync",
     "tool",
+    "usage_by_turn",
+    "usage_of",
 ]

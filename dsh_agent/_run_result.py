@@ -8,6 +8,7 @@ from typing import Any, Generic
 
 from typing_extensions import TypeVar
 
+from dsh_agent._usage import PriceTable, UsageTotals, usage_of
 from dsh_llm._failure import LlmFailure
 from dsh_llm._ids import MessageId
 from dsh_session.events import LogEvent
@@ -35,6 +36,11 @@ class RunResult(Generic[OutputT]):
     """The id of the message the run delivered: the one it created for a string or
     content blocks, the given message's otherwise. None for a run started by a verb
     that delivers no message (``retry``, ``regenerate``, ``approve``)."""
+
+    def usage(self, prices: PriceTable | None = None) -> UsageTotals:
+        """What the run's events spent: requests, tokens, tool calls, and with a price
+        table (``{"provider:model": ModelPrice(...)}``) their cost."""
+        return usage_of(self.events, prices=prices)
 
 
 __all__ = [

@@ -11,6 +11,7 @@ Every public exception of dsh_agent is defined here::
             NothingToRetryError
             ToolArgumentsError
             TurnFailed
+                UsageLimitExceeded
             OutputValidationError
             ApprovalError
             BranchError
@@ -55,6 +56,7 @@ __all__ = [
     "SummaryError",
     "ToolArgumentsError",
     "TurnFailed",
+    "UsageLimitExceeded",
 ]
 
 
@@ -139,6 +141,13 @@ class TurnFailed(AgentError):
         super().__init__(_describe_failure(failure))
         self.failure = failure
         self.result = result
+
+
+class UsageLimitExceeded(TurnFailed):
+    """The last turn of a run ended because the agent's
+    :class:`~dsh_agent.UsageLimits` refused its next request or tool calls (its
+    failure code is ``USAGE_LIMIT_EXCEEDED``, logged in the turn's end reason; the
+    message names the limit). ``result.usage()`` says what was spent."""
 
 
 def _describe_failure(failure: LlmFailure) -> str:

@@ -33,6 +33,7 @@ from dsh_agent._engine.session_claims import claim, release
 from dsh_agent._live_updates import AgentStatus, InboxTarget, LiveUpdateObserver, Notifier
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._run_options import RunPrompt
+from dsh_agent._usage import UsageLimits
 from dsh_agent.approvals._gate import PendingApproval
 from dsh_agent.approvals._policy import ApprovalPolicy
 from dsh_agent.compaction._config import Compaction
@@ -82,6 +83,8 @@ class AgentLoop:
         approval: ApprovalPolicy | None = None,
         deps: DepsT | None = None,
         pre_step: Iterable[PreStepHandler] = (),
+        usage_limits: UsageLimits | None = None,
+        session_usage_limits: UsageLimits | None = None,
     ) -> None:
         """Build a loop over ``session`` (new, or loaded from a store, whose pending
         inbox is restored) with the options of an :class:`AgentConfig` (each one is
@@ -108,6 +111,8 @@ class AgentLoop:
             approval=approval,
             deps=deps,
             pre_step=tuple(pre_step),
+            usage_limits=usage_limits,
+            session_usage_limits=session_usage_limits,
         )
         self._open(session, config)
 

@@ -19,7 +19,7 @@ from typing import Literal, TypeVar
 
 from dsh_agent._cancellation import CancelScope, _TurnAborted
 from dsh_agent._engine.context import EngineContext, Prelude
-from dsh_agent._engine.tool_runner import ToolRunner
+from dsh_agent._engine.tool_runner import ToolRunner, over_limit
 from dsh_agent._live_updates import AssistantStarted
 from dsh_agent.approvals._gate import _ApprovalsPending
 from dsh_agent.approvals._open_step import open_step
@@ -32,7 +32,12 @@ from dsh_llm._messages import UserMessage
 from dsh_llm._request import GenerateRequest, ModelAdapter
 from dsh_llm._stream import AbortedFinish, ErrorFinish, FinishChunk, MaxTokensFinish, StreamChunk
 from dsh_llm.errors import LlmError
-from dsh_llm.failure_codes import INVALID_REQUEST, MALFORMED_RESPONSE, STREAM_CLOSED
+from dsh_llm.failure_codes import (
+    INVALID_REQUEST,
+    MALFORMED_RESPONSE,
+    STREAM_CLOSED,
+    USAGE_LIMIT_EXCEEDED,
+)
 from dsh_session.events import (
     AssistantChunkData,
     AssistantMessageData,
@@ -133,7 +138,7 @@ class StepRunner:
         for message in entering:
             append("user/message", message)
         while True:  # one attempt, and one more after each retry wait
-            request = self._request()
+            request = self._request(turn)
             if self._check_requests:
                 differences = diff_requests(request, reconstruct_request(self._ctx.session.events))
                 if differences:
@@ -144,14 +149,18 @@ class StepRunner:
                     )
                     return ErrorReason(error=failure)
             await self._ctx.checkpoint(scope)
-            outcome = await self._answer(scope, turn, step, request)
+            outcome = await self._answer_within_limits(scope, turn, step, request)
             if await self._ctx.window.recover(scope, turn, outcome):  # overflow: compacted
-                outcome = await self._answer(scope, turn, step, self._request())
+                request = self._request(turn)
+                outcome = await self._answer_within_limits(scope, turn, step, request)
+            if not isinstance(outcome, ErrorReason) or outcome.error.code == USAGE_LIMIT_EXCEEDED:
+                return outcome  # a usage limit is no glitch: neither retried nor fallen back
             retries = self._ctx.retries
-            if not isinstance(outcome, ErrorReason) or retries is None:
-                return outcome
-            if not await retries.wait(scope, turn, step, request.provider, outcome.error):
-                return outcome
+            if retries is not None and await retries.wait(
+                scope, turn, step, request.provider, outcome.error
+            ):
+                continue
+            return outcome
 
     async def resume(self, scope: CancelScope, turn: int, step: int) -> TurnEndReason | None:
         """Go on with the tool phase of ``step``, left open waiting for approval
@@ -178,7 +187,7 @@ class StepRunner:
         self._ctx.session.append("step/end", bracket)
         return result
 
-    def _request(self) -> GenerateRequest:
+    def _request(self, turn: int) -> GenerateRequest:
         """Log the header when needed, then build the request from it and the derived
         history (the very message objects of the log). The first request of this runner
         always logs it (``initial`` on a log without one, else ``resume``); later ones
@@ -193,6 +202,17 @@ class StepRunner:
             self._header_logged = True
         self._ctx.window.note_route(header)
         return build_request(header, session.derive_messages())
+
+    async def _answer_within_limits(
+        self, scope: CancelScope, turn: int, step: int, request: GenerateRequest
+    ) -> TurnEndReason | None:
+        """:meth:`_answer`, unless the usage limits refuse the request."""
+        usage = self._ctx.usage
+        refused = None if usage is None else usage.refuse_request(turn)
+        if refused is not None:
+            _log.info("agent %s: %s", self._ctx.session.id, refused.message)
+            return ErrorReason(error=refused)
+        return await self._answer(scope, turn, step, request)
 
     async def _answer(
         self, scope: CancelScope, turn: int, step: int, request: GenerateRequest
@@ -235,6 +255,13 @@ class StepRunner:
             source_event_seqs=tuple(chunk_seqs),
         )
         calls = [block for block in message.content if isinstance(block, ToolCallBlock)]
+        usage = self._ctx.usage
+        refused = None if usage is None or not calls else usage.refuse_tool_calls(turn, len(calls))
+        if refused is not None:
+            _log.info("agent %s: %s", self._ctx.session.id, refused.message)
+            outcome = over_limit(refused.message)
+            self._tool_runner.answer_unstarted(scope, turn, step, calls, outcome)
+            return ErrorReason(error=refused)
         concluded = bool(calls) and await self._run_tools(scope, turn, step, calls, fresh=True)
         scope.check()
         if calls and not concluded:
