@@ -38,12 +38,14 @@ from dsh_llm.failure_codes import (
     STREAM_CLOSED,
     USAGE_LIMIT_EXCEEDED,
 )
+from dsh_llm.providers import FallbackAdapter
 from dsh_session.events import (
     AssistantChunkData,
     AssistantMessageData,
     CompletedReason,
     ErrorReason,
     MaxTokensReason,
+    RequestConfig,
     RequestHeader,
     RequestHeaderData,
     StepData,
@@ -81,6 +83,8 @@ class StepRunner:
         self._header = header
         self._check_requests = check_requests
         self._header_logged = False
+        self._fallback: tuple[int, RequestHeader] | None = None
+        """The turn moved to a fallback model, and the header naming it."""
         self._concluded_waiting: set[tuple[int, int]] = set()
         """Steps that committed a concluding result, then waited for approval: the
         turn ends when they go on (in this process; the log does not say)."""
@@ -100,6 +104,7 @@ class StepRunner:
         """Use ``header`` and ``tools`` from the next request on (a differing header is
         logged as a ``change`` before that request)."""
         self._header = header
+        self._fallback = None
         self._tool_runner.tools = tools
         self._ctx.approvals.tools = tools
 
@@ -137,7 +142,7 @@ class StepRunner:
             prelude(turn, step)
         for message in entering:
             append("user/message", message)
-        while True:  # one attempt, and one more after each retry wait
+        while True:  # one attempt, and one more after each retry wait or fallback
             request = self._request(turn)
             if self._check_requests:
                 differences = diff_requests(request, reconstruct_request(self._ctx.session.events))
@@ -160,7 +165,8 @@ class StepRunner:
                 scope, turn, step, request.provider, outcome.error
             ):
                 continue
-            return outcome
+            if not self._fall_back(turn, request, outcome.error):
+                return outcome
 
     async def resume(self, scope: CancelScope, turn: int, step: int) -> TurnEndReason | None:
         """Go on with the tool phase of ``step``, left open waiting for approval
@@ -187,13 +193,50 @@ class StepRunner:
         self._ctx.session.append("step/end", bracket)
         return result
 
+    def _fall_back(self, turn: int, request: GenerateRequest, failure: LlmFailure) -> bool:
+        """Move the rest of ``turn`` to the next model of a :class:`FallbackAdapter`
+        after ``failure`` (its retries spent); False when there is none to move to."""
+        adapter = self._adapter
+        if not isinstance(adapter, FallbackAdapter):
+            return False
+        route = adapter.next_route(request.provider, request.model, failure)
+        if route is None:
+            return False
+        provider, model = route
+        _log.warning(
+            "agent %s: %s:%s failed (%s); falling back to %s:%s",
+            self._ctx.session.id,
+            request.provider,
+            request.model,
+            failure.code,
+            provider,
+            model,
+        )
+        header = self._header
+        config = RequestConfig.model_validate(
+            {**dict(header.config), "provider": provider, "model": model}
+        )
+        self._fallback = (
+            turn,
+            RequestHeader(
+                config=config,
+                adapter_defaults=header.adapter_defaults,
+                system=header.system,
+                tools=header.tools,
+            ),
+        )
+        return True
+
     def _request(self, turn: int) -> GenerateRequest:
         """Log the header when needed, then build the request from it and the derived
         history (the very message objects of the log). The first request of this runner
         always logs it (``initial`` on a log without one, else ``resume``); later ones
-        only when the log's latest header differs (``change``, e.g. another writer)."""
+        only when the log's latest header differs (``change``: another writer, or a
+        fallback model for the rest of ``turn``)."""
         session = self._ctx.session
         header, logged = self._header, session.request_header
+        if self._fallback is not None and self._fallback[0] == turn:
+            header = self._fallback[1]
         if not self._header_logged or (logged is not header and logged != header):
             reason: Literal["initial", "resume", "change"] = (
                 "change" if self._header_logged else "initial" if logged is None else "resume"

@@ -318,6 +318,7 @@ PINNED: dict[str, tuple[str, ...]] = {
     ),
     "dsh_llm.providers": (
         "AnthropicAdapter",
+        "FallbackAdapter",
         "OpenAIChatAdapter",
         "adapter_for",
     ),
