@@ -16,8 +16,9 @@ writer (or the TypeScript harness) wrote:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from dsh_llm._stream import FinishChunk, TokenUsage
 from dsh_session import tool_failure_codes
@@ -67,20 +68,24 @@ class UsageLimits:
             if value is not None and (type(value) is not int or value < 0):
                 raise ValueError(f"UsageLimits.{name} must be None or an int >= 0, not {value!r}")
 
-    def refuse_request(self, spent: UsageTotals) -> str | None:
+    def refuse_request(self, spent: Spent) -> str | None:
         """Why the next request may not be sent after ``spent``, or None."""
-        if self.request_limit is not None and spent.requests + 1 > self.request_limit:
-            return f"the request limit {self.request_limit} is reached"
-        for name, limit, used in (
-            ("input token", self.input_tokens_limit, spent.input_tokens),
-            ("output token", self.output_tokens_limit, spent.output_tokens),
-            ("total token", self.total_tokens_limit, spent.total_tokens),
-        ):
-            if limit is not None and used >= limit:
-                return f"the {name} limit {limit} is reached ({used} spent)"
+        limit = self.request_limit
+        if limit is not None and spent.requests >= limit:
+            return f"the request limit {limit} is reached"
+        limit = self.input_tokens_limit
+        if limit is not None and spent.input_tokens >= limit:
+            return f"the input token limit {limit} is reached ({spent.input_tokens} spent)"
+        limit = self.output_tokens_limit
+        if limit is not None and spent.output_tokens >= limit:
+            return f"the output token limit {limit} is reached ({spent.output_tokens} spent)"
+        limit = self.total_tokens_limit
+        total = spent.input_tokens + spent.output_tokens
+        if limit is not None and total >= limit:
+            return f"the total token limit {limit} is reached ({total} spent)"
         return None
 
-    def refuse_tool_calls(self, spent: UsageTotals, calls: int) -> str | None:
+    def refuse_tool_calls(self, spent: Spent, calls: int) -> str | None:
         """Why ``calls`` more tool calls may not run after ``spent``, or None."""
         limit = self.tool_calls_limit
         if limit is not None and spent.tool_calls + calls > limit:
@@ -89,6 +94,19 @@ class UsageLimits:
                 f"({spent.tool_calls} run, {calls} more requested)"
             )
         return None
+
+
+class Spent(Protocol):
+    """What a limit is checked against: :class:`UsageTotals`, or a running tally."""
+
+    @property
+    def requests(self) -> int: ...
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def tool_calls(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,34 +167,34 @@ class UsageTotals:
 
 
 class _Counts:
-    """The mutable running figures behind one :class:`UsageTotals`."""
+    """The mutable running figures behind one :class:`UsageTotals` (same names)."""
 
     __slots__ = (
-        "cache_read",
-        "cache_write",
+        "cache_read_tokens",
+        "cache_write_tokens",
         "cost",
-        "input",
-        "output",
+        "input_tokens",
+        "output_tokens",
         "requests",
-        "tools",
-        "unpriced",
+        "tool_calls",
+        "unpriced_requests",
     )
 
     def __init__(self) -> None:
-        self.requests = self.input = self.output = self.tools = self.unpriced = 0
-        self.cache_read = self.cache_write = 0
+        self.requests = self.input_tokens = self.output_tokens = self.tool_calls = 0
+        self.cache_read_tokens = self.cache_write_tokens = self.unpriced_requests = 0
         self.cost = 0.0
 
     def totals(self, priced: bool) -> UsageTotals:
         return UsageTotals(
             requests=self.requests,
-            input_tokens=self.input,
-            output_tokens=self.output,
-            cache_read_tokens=self.cache_read,
-            cache_write_tokens=self.cache_write,
-            tool_calls=self.tools,
-            cost=self.cost if priced and not self.unpriced else None,
-            unpriced_requests=self.unpriced,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cache_read_tokens=self.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens,
+            tool_calls=self.tool_calls,
+            cost=self.cost if priced and not self.unpriced_requests else None,
+            unpriced_requests=self.unpriced_requests,
         )
 
 
@@ -202,29 +220,38 @@ class UsageTally:
     def turns(self) -> dict[int, UsageTotals]:
         return {turn: self.turn(turn) for turn in sorted(self._turns)}
 
-    def add(self, event: LogEvent) -> None:
-        """Fold one more event in."""
-        if isinstance(event, TurnStartEvent):
-            self._turns.setdefault(event.data.turn, _Counts())
-        elif isinstance(event, AssistantChunkEvent):
-            if isinstance(event.data.chunk, FinishChunk):
-                for counts in self._both(event.data.turn):
-                    counts.requests += 1
-        elif isinstance(event, AssistantMessageEvent):
-            self._message(event)
-        elif isinstance(event, ToolCallEvent):
+    def running(self, turn: int | None = None) -> Spent:
+        """The live figures of ``turn`` (of the session when None), for a check."""
+        if turn is None:
+            return self._session
+        return self._turns.get(turn) or _NOTHING_SPENT
+
+    def _turn_start(self, event: TurnStartEvent) -> None:
+        self._turns.setdefault(event.data.turn, _Counts())
+
+    def _chunk(self, event: AssistantChunkEvent) -> None:
+        if isinstance(event.data.chunk, FinishChunk):
             for counts in self._both(event.data.turn):
-                counts.tools += 1
-        elif isinstance(event, ToolResultEvent):
-            error = event.data.error
-            if error is not None and error.code == tool_failure_codes.TOOL_CALL_LIMIT_EXCEEDED:
-                for counts in self._both(event.data.turn):
-                    counts.tools -= 1
+                counts.requests += 1
+
+    def _tool_call(self, event: ToolCallEvent) -> None:
+        for counts in self._both(event.data.turn):
+            counts.tool_calls += 1
+
+    def _tool_result(self, event: ToolResultEvent) -> None:
+        error = event.data.error
+        if error is not None and error.code == tool_failure_codes.TOOL_CALL_LIMIT_EXCEEDED:
+            for counts in self._both(event.data.turn):
+                counts.tool_calls -= 1
 
     def add_all(self, events: Iterable[LogEvent]) -> UsageTally:
-        """Fold ``events`` in; returns the tally."""
+        """Fold ``events`` in (dispatched on their class: most events count nothing);
+        returns the tally."""
+        folds = _FOLDS
         for event in events:
-            self.add(event)
+            fold = folds.get(type(event))
+            if fold is not None:
+                fold(self, event)
         return self
 
     def _message(self, event: AssistantMessageEvent) -> None:
@@ -240,11 +267,11 @@ class UsageTally:
             if usage is None:
                 continue
             read, written = usage.cache_read_tokens or 0, usage.cache_write_tokens or 0
-            counts.input += usage.input_tokens + read + written
-            counts.output += usage.output_tokens
-            counts.cache_read += read
-            counts.cache_write += written
-            counts.unpriced += unpriced
+            counts.input_tokens += usage.input_tokens + read + written
+            counts.output_tokens += usage.output_tokens
+            counts.cache_read_tokens += read
+            counts.cache_write_tokens += written
+            counts.unpriced_requests += unpriced
             if price is not None:
                 counts.cost += price.cost(usage)
 
@@ -253,6 +280,17 @@ class UsageTally:
         if counts is None:
             counts = self._turns[turn] = _Counts()
         return self._session, counts
+
+
+_NOTHING_SPENT = _Counts()
+_FOLDS: dict[type[LogEvent], Callable[[UsageTally, Any], None]] = {
+    TurnStartEvent: UsageTally._turn_start,
+    AssistantChunkEvent: UsageTally._chunk,
+    AssistantMessageEvent: UsageTally._message,
+    ToolCallEvent: UsageTally._tool_call,
+    ToolResultEvent: UsageTally._tool_result,
+}
+"""What each counted event class does to a tally."""
 
 
 def usage_of(events: Iterable[LogEvent], *, prices: PriceTable | None = None) -> UsageTotals:
@@ -270,6 +308,7 @@ def usage_by_turn(
 __all__ = [
     "ModelPrice",
     "PriceTable",
+    "Spent",
     "UsageLimits",
     "UsageTally",
     "UsageTotals",

@@ -8,16 +8,10 @@ limits count what earlier processes spent.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeAlias
-
-from dsh_agent._usage import UsageLimits, UsageTally, UsageTotals
+from dsh_agent._usage import UsageLimits, UsageTally
 from dsh_llm._failure import LlmFailure
 from dsh_llm.failure_codes import USAGE_LIMIT_EXCEEDED
 from dsh_session._session import Session
-
-_Check: TypeAlias = Callable[[UsageLimits, UsageTotals], str | None]
-"""One kind of check: the reason it refuses for ``limits`` after ``spent``, or None."""
 
 
 class UsageGuard:
@@ -34,32 +28,42 @@ class UsageGuard:
 
     def refuse_request(self, turn: int) -> LlmFailure | None:
         """The failure to end ``turn`` with instead of sending its next request."""
-        return self._refuse(turn, lambda limits, spent: limits.refuse_request(spent))
+        self._catch_up()
+        per_turn, per_session = self._per_turn, self._per_session
+        if per_turn is not None:
+            reason = per_turn.refuse_request(self._tally.running(turn))
+            if reason is not None:
+                return _refusal(reason, "turn")
+        if per_session is not None:
+            reason = per_session.refuse_request(self._tally.running())
+            if reason is not None:
+                return _refusal(reason, "session")
+        return None
 
     def refuse_tool_calls(self, turn: int, calls: int) -> LlmFailure | None:
         """The failure to end ``turn`` with instead of running ``calls`` tool calls."""
-        return self._refuse(turn, lambda limits, spent: limits.refuse_tool_calls(spent, calls))
-
-    def _refuse(self, turn: int, check: _Check) -> LlmFailure | None:
         self._catch_up()
-        for scope, limits, spent in (
-            ("turn", self._per_turn, self._tally.turn),
-            ("session", self._per_session, None),
-        ):
-            if limits is None:
-                continue
-            reason = check(limits, self._tally.session if spent is None else spent(turn))
+        per_turn, per_session = self._per_turn, self._per_session
+        if per_turn is not None:
+            reason = per_turn.refuse_tool_calls(self._tally.running(turn), calls)
             if reason is not None:
-                return LlmFailure(
-                    message=f"usage limit: {reason} for this {scope}", code=USAGE_LIMIT_EXCEEDED
-                )
+                return _refusal(reason, "turn")
+        if per_session is not None:
+            reason = per_session.refuse_tool_calls(self._tally.running(), calls)
+            if reason is not None:
+                return _refusal(reason, "session")
         return None
 
     def _catch_up(self) -> None:
         events = self._session.events
-        for index in range(self._seen, len(events)):
-            self._tally.add(events[index])
-        self._seen = len(events)
+        seen, end = self._seen, len(events)
+        if seen != end:
+            self._tally.add_all(events[seen:end])  # one C copy of the new tail
+            self._seen = end
+
+
+def _refusal(reason: str, scope: str) -> LlmFailure:
+    return LlmFailure(message=f"usage limit: {reason} for this {scope}", code=USAGE_LIMIT_EXCEEDED)
 
 
 __all__ = [
