@@ -13,6 +13,7 @@ from dsh_agent._agent import (
 )
 from dsh_agent._cancellation import CancelCauseInput
 from dsh_agent._config import AgentConfig
+from dsh_agent._delegation import agent_tool
 from dsh_agent._engine.loop import AgentLoop
 from dsh_agent._engine.run import run, run_retry
 from dsh_agent._live_updates import (
@@ -52,6 +53,7 @@ from dsh_agent.errors import (
     ApprovalError,
     BranchError,
     CompactionError,
+    DelegationDepthError,
     InboxError,
     McpConnectionLost,
     McpConnectTimeoutError,
@@ -108,6 +110,7 @@ __all__ = [
     "Compaction",
     "CompactionError",
     "CompactionResult",
+    "DelegationDepthError",
     "Enter",
     "InboxError",
     "InboxTarget",
@@ -160,6 +163,7 @@ __all__ = [
     "UsageLimits",
     "UsageTotals",
     "UserMessageEntered",
+    "agent_tool",
     "reconstruct_requests",
     "run",
     "run_retry",

@@ -14,6 +14,7 @@ Every public exception of dsh_agent is defined here::
                 UsageLimitExceeded
             OutputValidationError
             ApprovalError
+            DelegationDepthError
             BranchError
             RequestReconstructionError
             CompactionError
@@ -45,6 +46,7 @@ __all__ = [
     "ApprovalError",
     "BranchError",
     "CompactionError",
+    "DelegationDepthError",
     "InboxError",
     "McpConnectTimeoutError",
     "McpConnectionLost",
@@ -141,6 +143,17 @@ class TurnFailed(AgentError):
         super().__init__(_describe_failure(failure))
         self.failure = failure
         self.result = result
+
+
+class DelegationDepthError(AgentError):
+    """A sub-agent tool (:func:`~dsh_agent.agent_tool`) refused to delegate because
+    the child would be deeper than ``max_depth`` (runaway recursion); no child session
+    was created. ``depth`` is the depth the child would have had."""
+
+    def __init__(self, message: str, *, depth: int, max_depth: int) -> None:
+        super().__init__(message)
+        self.depth = depth
+        self.max_depth = max_depth
 
 
 class UsageLimitExceeded(TurnFailed):
