@@ -20,6 +20,7 @@ from typing import Any
 from _harness import CPU_CLOCK, Case, Options, Target, compare
 
 from dsh_agent import AgentLoop, UsageLimits, tool
+from dsh_agent._engine.usage_guard import UsageGuard
 from dsh_llm import (
     BlockEndChunk,
     FinishChunk,
@@ -134,6 +135,24 @@ def _late_in(agent: AgentLoop) -> Turn:
     return turn
 
 
+def _guard_alone(agent: AgentLoop, turn_events: int) -> Callable[[], None]:
+    """The guard's work of one tool turn, without the turn: fold the turn's events
+    (``turn_events`` of them, the last of ``agent``'s log) and make its three checks
+    (two requests, one tool call batch) against both limits."""
+    session = agent.session
+    guard = UsageGuard(session, LIMITS, LIMITS)
+    guard.refuse_request(session.last_turn)  # the whole log, once
+
+    def checks() -> None:
+        guard._seen = session.seq - turn_events  # fold the last turn's events again
+        turn = session.last_turn
+        guard.refuse_request(turn)
+        guard.refuse_tool_calls(turn, 1)
+        guard.refuse_request(turn)
+
+    return checks
+
+
 def run(options: Options) -> list[Case]:
     kinds = (PLAIN, LIMITED, FALLBACK)
     loop = asyncio.new_event_loop()
@@ -150,6 +169,17 @@ def run(options: Options) -> list[Case]:
                 loop.run_until_complete(_turn(agent))
         late = compare(
             {kind: _batch(loop, _late_in(agent)) for kind, agent in long.items()},
+            number=1,
+            repeats=options.repeats(60),
+            clock=CPU_CLOCK,
+        )
+        plain = long[PLAIN]
+        per_turn = plain.session.seq // plain.session.last_turn
+        alone = compare(
+            {
+                "dsh": _batch(loop, _late_in(plain)),
+                "UsageLimits checks alone": _repeat(_guard_alone(plain, per_turn)),
+            },
             number=1,
             repeats=options.repeats(60),
             clock=CPU_CLOCK,
@@ -178,4 +208,23 @@ def run(options: Options) -> list[Case]:
             notes="the limits fold only the events since their last check",
             clock="cpu",
         ),
+        Case(
+            suite=SUITE,
+            name="a tool turn vs the UsageLimits work of one tool turn, alone",
+            unit="s",
+            values={name: value / TURNS_PER_CALL for name, value in alone.items()},
+            notes="the guard's own cost (fold one turn's events, three checks), outside "
+            "the loop: what the with/without ratios above would show on a quiet machine",
+            clock="cpu",
+        ),
     ]
+
+
+def _repeat(work: Callable[[], None]) -> Callable[[], None]:
+    """``work`` ``TURNS_PER_CALL`` times, as :func:`_batch` plays turns."""
+
+    def repeated() -> None:
+        for _ in range(TURNS_PER_CALL):
+            work()
+
+    return repeated

@@ -229,26 +229,27 @@ class UsageTally:
     def _turn_start(self, event: TurnStartEvent) -> None:
         self._turns.setdefault(event.data.turn, _Counts())
 
-    def _chunk(self, event: AssistantChunkEvent) -> None:
-        if isinstance(event.data.chunk, FinishChunk):
-            for counts in self._both(event.data.turn):
-                counts.requests += 1
-
     def _tool_call(self, event: ToolCallEvent) -> None:
-        for counts in self._both(event.data.turn):
-            counts.tool_calls += 1
+        self._session.tool_calls += 1
+        self._counts(event.data.turn).tool_calls += 1
 
     def _tool_result(self, event: ToolResultEvent) -> None:
         error = event.data.error
         if error is not None and error.code == tool_failure_codes.TOOL_CALL_LIMIT_EXCEEDED:
-            for counts in self._both(event.data.turn):
-                counts.tool_calls -= 1
+            self._session.tool_calls -= 1
+            self._counts(event.data.turn).tool_calls -= 1
 
     def add_all(self, events: Iterable[LogEvent]) -> UsageTally:
         """Fold ``events`` in (dispatched on their class: most events count nothing);
         returns the tally."""
         folds = _FOLDS
         for event in events:
+            if isinstance(event, AssistantChunkEvent):  # the most frequent: inline
+                data = event.data
+                if type(data.chunk) is FinishChunk:
+                    self._session.requests += 1
+                    self._counts(data.turn).requests += 1
+                continue
             fold = folds.get(type(event))
             if fold is not None:
                 fold(self, event)
@@ -261,7 +262,7 @@ class UsageTally:
             source = data.message.source
             price = self._prices.get(f"{source.provider}:{source.model}")
             unpriced = int(price is None)
-        for counts in self._both(data.turn):
+        for counts in (self._session, self._counts(data.turn)):
             if data.interrupted:
                 counts.requests += 1
             if usage is None:
@@ -275,17 +276,16 @@ class UsageTally:
             if price is not None:
                 counts.cost += price.cost(usage)
 
-    def _both(self, turn: int) -> tuple[_Counts, _Counts]:
+    def _counts(self, turn: int) -> _Counts:
         counts = self._turns.get(turn)
         if counts is None:
             counts = self._turns[turn] = _Counts()
-        return self._session, counts
+        return counts
 
 
 _NOTHING_SPENT = _Counts()
 _FOLDS: dict[type[LogEvent], Callable[[UsageTally, Any], None]] = {
     TurnStartEvent: UsageTally._turn_start,
-    AssistantChunkEvent: UsageTally._chunk,
     AssistantMessageEvent: UsageTally._message,
     ToolCallEvent: UsageTally._tool_call,
     ToolResultEvent: UsageTally._tool_result,
