@@ -13,6 +13,7 @@ from dsh_agent import (
     TurnFailed,
     UsageLimitExceeded,
     UsageLimits,
+    reconstruct_requests,
     run,
     tool,
     usage_of,
@@ -73,6 +74,7 @@ async def test_the_request_limit_refuses_the_request_beyond_it_and_logs_why() ->
     assert reason.error.code == USAGE_LIMIT_EXCEEDED
     assert "request limit 2" in reason.error.message and "turn" in reason.error.message
     assert raised.value.result.usage().requests == 2
+    assert list(reconstruct_requests(agent.session.events)) == adapter.requests  # no phantom
     await agent.aclose()
 
 
