@@ -13,6 +13,7 @@ from dsh_agent._agent import (
 )
 from dsh_agent._cancellation import CancelCauseInput
 from dsh_agent._config import AgentConfig, LoopOptions
+from dsh_agent._delegation import agent_tool
 from dsh_agent._engine.loop import AgentLoop
 from dsh_agent._engine.opening import LoopOpening
 from dsh_agent._engine.run import run, run_retry
@@ -31,6 +32,14 @@ from dsh_agent._live_updates import (
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._run_options import OutputRunOptions, RunOptions, RunPrompt
 from dsh_agent._run_result import RunResult
+from dsh_agent._usage import (
+    ModelPrice,
+    PriceTable,
+    UsageLimits,
+    UsageTotals,
+    usage_by_turn,
+    usage_of,
+)
 from dsh_agent.approvals import ApprovalPolicy, PendingApproval
 from dsh_agent.compaction import (
     Compaction,
@@ -46,6 +55,7 @@ from dsh_agent.errors import (
     ApprovalError,
     BranchError,
     CompactionError,
+    DelegationDepthError,
     DurableStepError,
     InboxError,
     McpConnectionLost,
@@ -59,6 +69,7 @@ from dsh_agent.errors import (
     SummaryError,
     ToolArgumentsError,
     TurnFailed,
+    UsageLimitExceeded,
 )
 from dsh_agent.requests import reconstruct_requests
 from dsh_agent.retry import RetryPolicy
@@ -106,6 +117,7 @@ __all__ = [
     "Compaction",
     "CompactionError",
     "CompactionResult",
+    "DelegationDepthError",
     "DurableStepError",
     "Enter",
     "InboxError",
@@ -121,6 +133,7 @@ __all__ = [
     "MessageClaimed",
     "MessageDiscarded",
     "MessageQueued",
+    "ModelPrice",
     "ModelSettings",
     "ModelSummarizer",
     "NothingToRetryError",
@@ -131,6 +144,7 @@ __all__ = [
     "PreStep",
     "PreStepDecision",
     "PreStepHandler",
+    "PriceTable",
     "ReasoningDelta",
     "Reject",
     "RequestReconstructionError",
@@ -159,11 +173,17 @@ __all__ = [
     "TurnFailed",
     "TurnStarted",
     "UpdateStream",
+    "UsageLimitExceeded",
+    "UsageLimits",
+    "UsageTotals",
     "UserMessageEntered",
+    "agent_tool",
     "reconstruct_requests",
     "run",
     "run_retry",
     "run_stream",
     "run_sync",
     "tool",
+    "usage_by_turn",
+    "usage_of",
 ]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, cast
 from dsh_agent._agent import PreStepHandler
 from dsh_agent._instructions import InstructionsFunction
 from dsh_agent._model_settings import ModelSettings
+from dsh_agent._usage import UsageLimits
 from dsh_agent.approvals._policy import ApprovalPolicy
 from dsh_agent.compaction._config import Compaction
 from dsh_agent.retry._policy import RetryPolicy
@@ -75,6 +76,10 @@ class AgentConfig(Generic[DepsT]):
     pre_step: Sequence[PreStepHandler] = ()
     """Pre-step handlers the loop starts with (the first is the outermost);
     ``on_pre_step`` adds more."""
+    usage_limits: UsageLimits | None = None
+    """What one turn may spend, checked before each request and each tool call batch."""
+    session_usage_limits: UsageLimits | None = None
+    """What the whole session may spend (its log, earlier processes included)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tools", tuple(self.tools))
@@ -102,6 +107,8 @@ class LoopOptions(TypedDict, Generic[DepsT], total=False):
     approval: ApprovalPolicy | None
     deps: DepsT | None
     pre_step: Iterable[PreStepHandler]
+    usage_limits: UsageLimits | None
+    session_usage_limits: UsageLimits | None
 
 
 _MODEL_KEYS = ("adapter", "provider", "model")

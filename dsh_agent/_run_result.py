@@ -9,6 +9,7 @@ from typing import Any, Generic
 
 from typing_extensions import TypeVar
 
+from dsh_agent._usage import PriceTable, UsageTotals, usage_of
 from dsh_llm._failure import LlmFailure
 from dsh_llm._ids import MessageId
 from dsh_session.events import LogEvent
@@ -47,6 +48,11 @@ class RunResult(Generic[OutputT]):
         (then it is the answer; :class:`~dsh_agent.OutputValidationError` if the turn
         ended without a valid one)."""
         return _NO_OUTPUT if self._answer is None else self._answer()
+
+    def usage(self, prices: PriceTable | None = None) -> UsageTotals:
+        """What the run's events spent: requests, tokens, tool calls, and with a price
+        table (``{"provider:model": ModelPrice(...)}``) their cost."""
+        return usage_of(self.events, prices=prices)
 
 
 __all__ = [

@@ -34,6 +34,10 @@ class ToolContext(Generic[DepsT_co]):
     ``TOOL_CANCELLED`` result."""
     deps: DepsT_co = _NO_DEPS
     """The loop's ``deps`` (``None`` when it was given none)."""
+    agent: object = None
+    """The agent running the call (an ``AgentLoop``; e.g. the parent a sub-agent tool
+    delegates from), ``None`` outside a loop. Typed ``object`` because tools are
+    defined below the agent in the import graph; narrow it with ``isinstance``."""
 
     @property
     def idempotency_key(self) -> str:

@@ -11,9 +11,11 @@ Every public exception of dsh_agent is defined here::
             NothingToRetryError
             ToolArgumentsError
             TurnFailed
+                UsageLimitExceeded
             OutputValidationError
             OutputPendingError
             ApprovalError
+            DelegationDepthError
             BranchError
             RequestReconstructionError
             CompactionError
@@ -46,6 +48,7 @@ __all__ = [
     "ApprovalError",
     "BranchError",
     "CompactionError",
+    "DelegationDepthError",
     "DurableStepError",
     "InboxError",
     "McpConnectTimeoutError",
@@ -59,6 +62,7 @@ __all__ = [
     "SummaryError",
     "ToolArgumentsError",
     "TurnFailed",
+    "UsageLimitExceeded",
 ]
 
 
@@ -143,6 +147,24 @@ class TurnFailed(AgentError):
         super().__init__(_describe_failure(failure))
         self.failure = failure
         self.result = result
+
+
+class DelegationDepthError(AgentError):
+    """A sub-agent tool (:func:`~dsh_agent.agent_tool`) refused to delegate because
+    the child would be deeper than ``max_depth`` (runaway recursion); no child session
+    was created. ``depth`` is the depth the child would have had."""
+
+    def __init__(self, message: str, *, depth: int, max_depth: int) -> None:
+        super().__init__(message)
+        self.depth = depth
+        self.max_depth = max_depth
+
+
+class UsageLimitExceeded(TurnFailed):
+    """The last turn of a run ended because the agent's
+    :class:`~dsh_agent.UsageLimits` refused its next request or tool calls (its
+    failure code is ``USAGE_LIMIT_EXCEEDED``, logged in the turn's end reason; the
+    message names the limit). ``result.usage()`` says what was spent."""
 
 
 def _describe_failure(failure: LlmFailure) -> str:

@@ -34,6 +34,9 @@ ABORTED = "ABORTED"
 """The caller cancelled."""
 UNKNOWN = "UNKNOWN"
 """Any other error, flattened to its message."""
+USAGE_LIMIT_EXCEEDED = "USAGE_LIMIT_EXCEEDED"
+"""dsh's own: the agent's usage limits refused the next request or tool calls (the
+harness has no usage limits; its reader takes any code)."""
 
 RETRYABLE_CODES: frozenset[str] = frozenset(
     {EMPTY_RESPONSE, RATE_LIMIT, SERVER, TIMEOUT, TRANSPORT}
@@ -68,6 +71,7 @@ __all__ = [
     "TIMEOUT",
     "TRANSPORT",
     "UNKNOWN",
+    "USAGE_LIMIT_EXCEEDED",
     "http_status_code",
     "stop_reason_code",
 ]

@@ -17,6 +17,7 @@ __all__ = [
     "ABORTED_BEFORE_DISPATCH",
     "TOOL_APPROVAL_DENIED",
     "TOOL_ARGUMENTS_INVALID",
+    "TOOL_CALL_LIMIT_EXCEEDED",
     "TOOL_CANCELLED",
     "TOOL_ERROR",
     "TOOL_FAILED",
@@ -48,3 +49,6 @@ ABORTED_BEFORE_DISPATCH = "ABORTED_BEFORE_DISPATCH"
 TOOL_ERROR = "TOOL_ERROR"
 """Never written to the log: the ``error.type`` a trace gives a result the tool itself
 marked as an error (``ToolOutput(is_error=True)``), which carries no code."""
+TOOL_CALL_LIMIT_EXCEEDED = "TOOL_CALL_LIMIT_EXCEEDED"
+"""The agent's tool call limit (``UsageLimits.tool_calls_limit``) refused the call
+before it started; it never ran, and the turn ended with ``USAGE_LIMIT_EXCEEDED``."""

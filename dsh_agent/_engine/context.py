@@ -19,6 +19,7 @@ from typing import TypeAlias
 
 from dsh_agent._agent import Agent, PreStepHandler
 from dsh_agent._cancellation import CancelScope
+from dsh_agent._engine.usage_guard import UsageGuard
 from dsh_agent._live_updates import LiveUpdate
 from dsh_agent.approvals._gate import ApprovalGate
 from dsh_agent.compaction._hook import ContextHook
@@ -56,6 +57,8 @@ class EngineContext:
     """The loop, through a weak reference: the driver holds it while a turn runs."""
     closed: Callable[[], bool]
     """Whether the loop was closed."""
+    usage: UsageGuard | None = None
+    """``None`` when the loop has no usage limits."""
 
 
 # --- the kind of a turn -------------------------------------------------------------------

@@ -28,6 +28,7 @@ from dsh_agent._engine.run_header import index_tools, loop_header
 from dsh_agent._engine.step import StepRunner
 from dsh_agent._engine.turn import TurnRunner
 from dsh_agent._engine.turn_options import TurnRequests
+from dsh_agent._engine.usage_guard import UsageGuard
 from dsh_agent._live_updates import LiveUpdate
 from dsh_agent.approvals._gate import ApprovalGate
 from dsh_agent.compaction._hook import ContextHook
@@ -144,6 +145,9 @@ def build_parts(
         pre_step_handlers=wiring.pre_step_handlers,
         agent=wiring.agent,
         closed=wiring.closed,
+        usage=None
+        if config.usage_limits is None and config.session_usage_limits is None
+        else UsageGuard(session, config.usage_limits, config.session_usage_limits),
     )
     requests = TurnRequests(
         session=session,

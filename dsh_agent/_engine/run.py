@@ -23,10 +23,11 @@ from dsh_agent._run_options import (
 )
 from dsh_agent._run_result import RunResult
 from dsh_agent._structured_output import DEFAULT_OUTPUT_CORRECTIONS, OutputCollector
-from dsh_agent.errors import OutputPendingError, TurnFailed
+from dsh_agent.errors import OutputPendingError, TurnFailed, UsageLimitExceeded
 from dsh_agent.tools import Tool
 from dsh_llm._content import TextBlock
 from dsh_llm._ids import MessageId
+from dsh_llm.failure_codes import USAGE_LIMIT_EXCEEDED
 from dsh_session.events import (
     AssistantMessageEvent,
     ErrorReason,
@@ -96,7 +97,8 @@ async def run(
     ``output_type``).
 
     Raises :class:`~dsh_agent.TurnFailed` (carrying the failure and the result) when
-    the interval's last turn ended ``error``, unless ``raise_on_error`` is False; a
+    the interval's last turn ended ``error`` (:class:`~dsh_agent.UsageLimitExceeded`
+    when a usage limit ended it), unless ``raise_on_error`` is False; a
     ``blocked`` or ``aborted`` turn is an outcome and is returned."""
     return await run_with(agent, message, output_type, options)
 
@@ -163,7 +165,8 @@ def _summarize(
         _answer=None if collector is None else _answer(agent, collector),
     )
     if raise_on_error and result.failure is not None:
-        raise TurnFailed(result.failure, result)
+        limited = result.failure.code == USAGE_LIMIT_EXCEEDED
+        raise (UsageLimitExceeded if limited else TurnFailed)(result.failure, result)
     if collector is not None and agent.session.open_turn is None:
         collector.result()  # a run whose turn ended without a valid answer raises here
     return result

@@ -19,7 +19,7 @@ from typing import Literal, TypeVar
 
 from dsh_agent._cancellation import CancelScope, _TurnAborted
 from dsh_agent._engine.context import EngineContext, Prelude
-from dsh_agent._engine.tool_runner import ToolRunner
+from dsh_agent._engine.tool_runner import ToolRunner, over_limit
 from dsh_agent._engine.turn_options import TurnOptions, TurnRequests
 from dsh_agent._live_updates import AssistantStarted
 from dsh_agent.approvals._gate import _ApprovalsPending
@@ -33,13 +33,21 @@ from dsh_llm._messages import UserMessage
 from dsh_llm._request import GenerateRequest, ModelAdapter
 from dsh_llm._stream import AbortedFinish, ErrorFinish, FinishChunk, MaxTokensFinish, StreamChunk
 from dsh_llm.errors import LlmError
-from dsh_llm.failure_codes import INVALID_REQUEST, MALFORMED_RESPONSE, STREAM_CLOSED
+from dsh_llm.failure_codes import (
+    INVALID_REQUEST,
+    MALFORMED_RESPONSE,
+    STREAM_CLOSED,
+    USAGE_LIMIT_EXCEEDED,
+)
+from dsh_llm.providers import FallbackAdapter
 from dsh_session.events import (
     AssistantChunkData,
     AssistantMessageData,
     CompletedReason,
     ErrorReason,
     MaxTokensReason,
+    RequestConfig,
+    RequestHeader,
     RequestHeaderData,
     StepData,
     TurnEndReason,
@@ -76,6 +84,8 @@ class StepRunner:
         """The header and tools of the turn's requests (the run's options included)."""
         self._check_requests = check_requests
         self._header_logged = False
+        self._fallback: tuple[int, str, str] | None = None
+        """The turn moved to a fallback model: the turn, its provider and model."""
         self._concluded_waiting: set[tuple[int, int]] = set()
         """Steps that committed a concluding result, then waited for approval: the
         turn ends when they go on (in this process; the log does not say)."""
@@ -93,8 +103,10 @@ class StepRunner:
         self._offer(self.requests.tools)
 
     def end_turn(self) -> None:
-        """The turn ended: the loop's own header and tools from the next turn on."""
+        """The turn ended: the loop's own header and tools (and first model) from the
+        next turn on."""
         self.requests.end()
+        self._fallback = None
         self._offer(self.requests.tools)
 
     def _offer(self, tools: Mapping[str, Tool]) -> None:
@@ -135,7 +147,7 @@ class StepRunner:
             prelude(turn, step)
         for message in entering:
             append("user/message", message)
-        while True:  # one attempt, and one more after each retry wait
+        while True:  # one attempt, and one more after each retry wait or fallback
             request = await self._request(turn, step)
             if self._check_requests:
                 differences = diff_requests(request, reconstruct_request(self._ctx.session.events))
@@ -147,13 +159,18 @@ class StepRunner:
                     )
                     return ErrorReason(error=failure)
             await self._ctx.checkpoint(scope)
-            outcome = await self._answer(scope, turn, step, request)
+            outcome = await self._answer_within_limits(scope, turn, step, request)
             if await self._ctx.window.recover(scope, turn, outcome):  # overflow: compacted
-                outcome = await self._answer(scope, turn, step, await self._request(turn, step))
+                request = await self._request(turn, step)
+                outcome = await self._answer_within_limits(scope, turn, step, request)
+            if not isinstance(outcome, ErrorReason) or outcome.error.code == USAGE_LIMIT_EXCEEDED:
+                return outcome  # a usage limit is no glitch: neither retried nor fallen back
             retries = self._ctx.retries
-            if not isinstance(outcome, ErrorReason) or retries is None:
-                return outcome
-            if not await retries.wait(scope, turn, step, request.provider, outcome.error):
+            if retries is not None and await retries.wait(
+                scope, turn, step, request.provider, outcome.error
+            ):
+                continue
+            if not self._fall_back(turn, request, outcome.error):
                 return outcome
 
     async def resume(self, scope: CancelScope, turn: int, step: int) -> TurnEndReason | None:
@@ -190,14 +207,38 @@ class StepRunner:
         self._ctx.session.append("step/end", bracket)
         return result
 
+    def _fall_back(self, turn: int, request: GenerateRequest, failure: LlmFailure) -> bool:
+        """Move the rest of ``turn`` to the next model of a :class:`FallbackAdapter`
+        after ``failure`` (its retries spent); False when there is none to move to."""
+        adapter = self._adapter
+        if not isinstance(adapter, FallbackAdapter):
+            return False
+        route = adapter.next_route(request.provider, request.model, failure)
+        if route is None:
+            return False
+        provider, model = route
+        _log.warning(
+            "agent %s: %s:%s failed (%s); falling back to %s:%s",
+            self._ctx.session.id,
+            request.provider,
+            request.model,
+            failure.code,
+            provider,
+            model,
+        )
+        self._fallback = (turn, provider, model)
+        return True
+
     async def _request(self, turn: int, step: int) -> GenerateRequest:
         """Log the header when needed, then build the request from it and the derived
         history (the very message objects of the log). The first request of this runner
         always logs it (``initial`` on a log without one, else ``resume``); later ones
-        only when the log's latest header differs (``change``, e.g. another writer)."""
+        only when the log's latest header differs (``change``: another writer, or a
+        fallback model for the rest of ``turn``)."""
         session = self._ctx.session
-        header = await self.requests.header(turn, step)
-        logged = session.request_header
+        header, logged = await self.requests.header(turn, step), session.request_header
+        if self._fallback is not None and self._fallback[0] == turn:
+            header = _routed(header, *self._fallback[1:])
         if not self._header_logged or (logged is not header and logged != header):
             reason: Literal["initial", "resume", "change"] = (
                 "change" if self._header_logged else "initial" if logged is None else "resume"
@@ -206,6 +247,17 @@ class StepRunner:
             self._header_logged = True
         self._ctx.window.note_route(header)
         return build_request(header, session.derive_messages())
+
+    async def _answer_within_limits(
+        self, scope: CancelScope, turn: int, step: int, request: GenerateRequest
+    ) -> TurnEndReason | None:
+        """:meth:`_answer`, unless the usage limits refuse the request."""
+        usage = self._ctx.usage
+        refused = None if usage is None else usage.refuse_request(turn)
+        if refused is not None:
+            _log.info("agent %s: %s", self._ctx.session.id, refused.message)
+            return ErrorReason(error=refused)
+        return await self._answer(scope, turn, step, request)
 
     async def _answer(
         self, scope: CancelScope, turn: int, step: int, request: GenerateRequest
@@ -248,6 +300,13 @@ class StepRunner:
             source_event_seqs=tuple(chunk_seqs),
         )
         calls = [block for block in message.content if isinstance(block, ToolCallBlock)]
+        usage = self._ctx.usage
+        refused = None if usage is None or not calls else usage.refuse_tool_calls(turn, len(calls))
+        if refused is not None:
+            _log.info("agent %s: %s", self._ctx.session.id, refused.message)
+            outcome = over_limit(refused.message)
+            self._tool_runner.answer_unstarted(scope, turn, step, calls, outcome)
+            return ErrorReason(error=refused)
         concluded = bool(calls) and await self._run_tools(scope, turn, step, calls, fresh=True)
         scope.check()
         if calls and not concluded:
@@ -371,6 +430,19 @@ async def _close(stream: AsyncIterator[StreamChunk]) -> None:
     aclose = getattr(stream, "aclose", None)
     if aclose is not None:
         await aclose()
+
+
+def _routed(header: RequestHeader, provider: str, model: str) -> RequestHeader:
+    """``header`` naming the fallback ``provider`` and ``model`` instead of its own."""
+    config = RequestConfig.model_validate(
+        {**dict(header.config), "provider": provider, "model": model}
+    )
+    return RequestHeader(
+        config=config,
+        adapter_defaults=header.adapter_defaults,
+        system=header.system,
+        tools=header.tools,
+    )
 
 
 __all__ = [

@@ -86,7 +86,18 @@ class ToolRunner:
     ) -> None:
         """Answer ``calls`` (none of them started) as not started because of ``error``:
         e.g. the calls an approval gate held back when the loop failed."""
-        _Batch(self, scope, turn, step, calls).answer_rest(_not_started(error))
+        self.answer_unstarted(scope, turn, step, calls, _not_started(error))
+
+    def answer_unstarted(
+        self,
+        scope: CancelScope,
+        turn: int,
+        step: int,
+        calls: Sequence[ToolCallBlock],
+        outcome: ToolCallOutcome,
+    ) -> None:
+        """Answer ``calls`` (none of them started) with ``outcome``."""
+        _Batch(self, scope, turn, step, calls).answer_rest(outcome)
 
     def _group_end(self, calls: Sequence[ToolCallBlock], start: int) -> int:
         """The end (exclusive) of the group starting at ``start``."""
@@ -160,6 +171,7 @@ class _Batch:
             step=self._step,
             cancelled=self._scope.cancelled,
             deps=self._runner._ctx.deps,
+            agent=self._runner._ctx.agent(),
         )
         task = asyncio.ensure_future(execute_tool_call(self._runner.tools, call, context))
         self._running[task] = index
@@ -243,8 +255,23 @@ def _not_started(error: Exception) -> ToolCallOutcome:
     )
 
 
+def over_limit(reason: str) -> ToolCallOutcome:
+    """The answer to a call the tool call limit refused (``reason`` says which)."""
+    text = f"Error: the tool call was not run: {reason}."
+    return ToolCallOutcome(
+        content=(TextBlock(text=text),),
+        is_error=True,
+        error=ToolErrorInfo(
+            name="UsageLimitExceeded", code=tool_failure_codes.TOOL_CALL_LIMIT_EXCEEDED
+        ),
+        meta=None,
+        additional_contexts=(),
+    )
+
+
 __all__ = [
     "ABORTED_BEFORE_DISPATCH",
     "DEFAULT_MAX_PARALLEL",
     "ToolRunner",
+    "over_limit",
 ]

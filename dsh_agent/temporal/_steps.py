@@ -168,7 +168,7 @@ async def _answer_call(piece: Piece, call_id: CallId, idempotent_tools: Collecti
             f"call {call_id!r} of session {session.id!r} waits for a person's decision",
             session_id=session.id,
         )
-    tools = piece.parts.steps.tools
+    tools = piece.parts.steps.requests.tools
     started = _call_seq(session, current, call_id)
     if started is None:
         runner = ToolRunner(context=ctx, tools=tools)

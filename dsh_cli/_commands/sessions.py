@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from rich.console import OverflowMethod
 from rich.text import Text
 
+from dsh_agent import usage_of
 from dsh_cli._commands import sessions_delete
 from dsh_cli._commands.failures import add_debug_argument
 from dsh_cli._commands.output import print_json, progress, stderr_console, stdout_console
@@ -177,6 +178,15 @@ async def _show(args: argparse.Namespace) -> int:
                 Text(f"  branch: session {child.id}, forked {describe_seed(child)}", "dim")
             )
     TranscriptPrinter(console, live=False).print_events(session.events)
+    used = usage_of(session.events)
+    console.print(
+        Text(
+            f"usage: {used.requests} requests, {used.input_tokens} input tokens "
+            f"({used.cache_read_tokens} cached), {used.output_tokens} output tokens, "
+            f"{used.tool_calls} tool calls",
+            "dim",
+        )
+    )
     return 0
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from dsh_llm.providers._fallback import FallbackAdapter
 from dsh_llm.providers._model_string import adapter_for
 
 if TYPE_CHECKING:
     from dsh_llm.providers._anthropic import AnthropicAdapter
     from dsh_llm.providers._openai import OpenAIChatAdapter
 
-__all__ = ["AnthropicAdapter", "OpenAIChatAdapter", "adapter_for"]
+__all__ = ["AnthropicAdapter", "FallbackAdapter", "OpenAIChatAdapter", "adapter_for"]
 
 _HOMES = {
     "AnthropicAdapter": "dsh_llm.providers._anthropic",

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from dsh_agent import AgentLoop, run
@@ -63,7 +64,7 @@ def test_a_prompt_claimed_when_the_process_died_is_pending_again(tmp_path: Path)
         child.wait()
     prompt_id = marker.read_text()
 
-    async def resume() -> tuple[list[str], list[str], list[str]]:
+    async def resume() -> tuple[Sequence[str], Sequence[str], Sequence[str]]:
         async with SqliteSessionStore(db) as store:
             session = await store.load("claimed")
             agent = AgentLoop(
