@@ -19,6 +19,7 @@ from dsh_session._session import Observer, Session
 from dsh_session._surface_view import SurfaceNode, SurfaceView
 from dsh_session.errors import (
     ChunkRowError,
+    DeliveryConflictError,
     HarnessCorruptError,
     HarnessLayoutError,
     HarnessSchemaError,
@@ -164,6 +165,7 @@ __all__ = [
     "CompactionSummaryData",
     "CompactionSummaryEvent",
     "CompletedReason",
+    "DeliveryConflictError",
     "DisposedCause",
     "EndSeedData",
     "EndSeedEvent",

@@ -348,6 +348,7 @@ PINNED: dict[str, tuple[str, ...]] = {
         "CompactionSummaryData",
         "CompactionSummaryEvent",
         "CompletedReason",
+        "DeliveryConflictError",
         "DisposedCause",
         "EVENT_TYPES",
         "EndSeedData",
@@ -441,6 +442,7 @@ PINNED: dict[str, tuple[str, ...]] = {
     ),
     "dsh_session.errors": (
         "ChunkRowError",
+        "DeliveryConflictError",
         "HarnessCorruptError",
         "HarnessLayoutError",
         "HarnessSchemaError",
