@@ -29,6 +29,9 @@ from dsh_agent._live_updates import (
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._run_options import OutputRunOptions, RunOptions, RunPrompt
 from dsh_agent._run_result import RunResult
+from dsh_agent._service._log_updates import DeliveryRefused, RemoteUpdate
+from dsh_agent._service._remote import RemoteAgent, connect
+from dsh_agent._service._worker import SessionAgentFactory, Worker
 from dsh_agent.approvals import ApprovalPolicy, PendingApproval
 from dsh_agent.compaction import (
     Compaction,
@@ -44,6 +47,8 @@ from dsh_agent.errors import (
     ApprovalError,
     BranchError,
     CompactionError,
+    DeliveryError,
+    DeliveryRejectedError,
     InboxError,
     McpConnectionLost,
     McpConnectTimeoutError,
@@ -79,6 +84,7 @@ from dsh_agent.tools import (
     ToolReturn,
     tool,
 )
+from dsh_session._mailbox._records import DeliveryPolicy, DeliveryReceipt
 
 __all__ = [
     "Agent",
@@ -99,6 +105,11 @@ __all__ = [
     "Compaction",
     "CompactionError",
     "CompactionResult",
+    "DeliveryError",
+    "DeliveryPolicy",
+    "DeliveryReceipt",
+    "DeliveryRefused",
+    "DeliveryRejectedError",
     "Enter",
     "InboxError",
     "InboxTarget",
@@ -120,11 +131,14 @@ __all__ = [
     "PreStepHandler",
     "ReasoningDelta",
     "Reject",
+    "RemoteAgent",
+    "RemoteUpdate",
     "RequestReconstructionError",
     "RetryPolicy",
     "RunOptions",
     "RunPrompt",
     "RunResult",
+    "SessionAgentFactory",
     "SessionInUseError",
     "StatusUpdate",
     "StreamOverflowError",
@@ -146,6 +160,8 @@ __all__ = [
     "TurnStarted",
     "UpdateStream",
     "UserMessageEntered",
+    "Worker",
+    "connect",
     "reconstruct_requests",
     "run",
     "run_retry",
