@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from dsh_agent.inbox import Inbox
 from dsh_llm._messages import UserMessage
@@ -69,4 +70,29 @@ def logged_message(events: Sequence[SessionEvent], message_id: str) -> UserMessa
     return None
 
 
-__all__ = ["StoredState", "logged_message"]
+InboxFate = Literal["pending", "claimed", "canceled"]
+"""Where a spliced message went: still pending, claimed by a turn, discarded."""
+
+
+def inbox_fate(events: Sequence[SessionEvent], message_id: str) -> tuple[InboxFate, int] | None:
+    """What the inbox splices in ``events`` did last with ``message_id``, and the seq
+    of that splice (``None``: it was never spliced in). Replays the two lists as the
+    inbox does."""
+    lists: dict[str, list[str]] = {"next-turn": [], "next-step": []}
+    fate: tuple[InboxFate, int] | None = None
+    for event in events:
+        if not isinstance(event, InboxSplicedEvent):
+            continue
+        data = event.data
+        items = lists[data.target]
+        end = data.start + (data.removed_count or 0)
+        if message_id in items[data.start : end]:
+            fate = ("canceled" if data.outcome == "canceled" else "claimed", event.seq)
+        inserted = [m.id for m in data.inserted]
+        if message_id in inserted:
+            fate = ("pending", event.seq)
+        items[data.start : end] = inserted
+    return fate
+
+
+__all__ = ["InboxFate", "StoredState", "inbox_fate", "logged_message"]

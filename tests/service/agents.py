@@ -67,3 +67,35 @@ def asks_approval(session: Session, store: SessionStore) -> AgentLoop:
         model="scripted",
         tools=[lookup],
     )
+
+
+@tool
+async def pause(seconds: float) -> str:
+    """Wait ``seconds`` (a tool that keeps a turn running)."""
+    await asyncio.sleep(seconds)
+    return f"waited {seconds}"
+
+
+def _pause_then_answer(request: GenerateRequest) -> str | Reply:
+    last = request.messages[-1]
+    if isinstance(last, UserMessage) and _last_user_text(request).startswith("pause"):
+        return reply(tool_calls=[{"name": "pause", "arguments": {"seconds": 1.5}}])
+    seen = [_text(m) for m in request.messages if isinstance(m, UserMessage)]
+    return "saw: " + " | ".join(seen)
+
+
+def _text(message: UserMessage) -> str:
+    return str(getattr(message.content[0], "text", ""))
+
+
+def pausing(session: Session, store: SessionStore) -> AgentLoop:
+    """A prompt starting with ``pause`` runs a 1.5 s tool; every answer lists the user
+    texts the request held (so a test sees where a steer entered)."""
+    return AgentLoop(
+        session=session,
+        adapter=FunctionAdapter(_pause_then_answer),
+        store=store,
+        tools=[pause],
+        provider="test",
+        model="scripted",
+    )

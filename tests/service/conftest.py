@@ -29,11 +29,11 @@ def store_url(backend: str, tmp_path: Path, dsn: str | None) -> str:
         assert dsn is not None
         return dsn
     if backend == "jsonl":
-        return f"jsonl://{tmp_path / 'sessions'}"
+        return f"jsonl:///{tmp_path / 'sessions'}"
     path = tmp_path / "sessions.db"
     if backend == "sqlite-layout1" and not path.exists():
         create_layout_one(path)
-    return f"sqlite://{path}"
+    return f"sqlite:///{path}"
 
 
 @pytest.fixture(params=["memory", *DURABLE])
