@@ -224,7 +224,8 @@ class RemoteAgent:
 
     async def wait_idle(self, *, poll_interval: float = IDLE_POLL) -> None:
         """Return once the owner has answered every delivery and the session runs no
-        turn and holds no pending input (a turn waiting for approval counts as idle)."""
+        turn and holds no pending followup (a turn waiting for approval counts as
+        idle, and so does injected input waiting for a turn)."""
         while True:
             state = await self._read()
             if not await self.mailbox.pending(self.id) and not (

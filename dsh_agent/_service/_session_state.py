@@ -53,8 +53,9 @@ class StoredState:
         return isinstance(open_turn, TurnStartEvent) and not undecided_call_ids(self.events)
 
     def has_pending_input(self) -> bool:
-        """The durable inbox holds input a turn has not claimed yet."""
-        return Inbox(self.session, lambda _: None).has_pending
+        """The durable inbox holds a followup no turn has claimed yet (injected input
+        waits for a turn it does not start; a steer stays unanswered until it enters)."""
+        return bool(Inbox(self.session, lambda _: None).next_turn)
 
 
 def logged_message(events: Sequence[SessionEvent], message_id: str) -> UserMessage | None:
