@@ -286,10 +286,9 @@ class RemoteAgent:
         try:
             session, report = await self.store.read(self.id)
         except SessionNotFoundError as error:
-            known = self._mailbox is not None and await self.mailbox.entries(self.id)
-            what = "was deleted" if known else "does not exist"
             raise DeliveryError(
-                f"session {self.id!r} {what} in {self.store!r}; nothing was delivered",
+                f"session {self.id!r} is not in {self.store!r} (never created, or deleted); "
+                "nothing was delivered",
                 session_id=self.id,
             ) from error
         except (SessionCorruptError, SessionFormatError) as error:

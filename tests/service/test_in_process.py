@@ -4,6 +4,7 @@ log once, in order; the typed errors write nothing; updates resume from any seq.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +23,7 @@ from dsh_llm import create_user_message, replace_content
 from dsh_session import Session, undecided_call_ids
 from dsh_session.errors import DeliveryConflictError
 from dsh_session.events import UserMessageEvent
-from dsh_session.stores import SessionStore
+from dsh_session.stores import JsonlSessionStore, SessionStore
 
 from . import agents
 from .conftest import StoreFactory
@@ -132,3 +133,24 @@ async def test_approvals_decided_once(open_store: StoreFactory) -> None:
     assert len(decided) == 1
     assert [e.type for e in session.events].count("tool/result") == 1
     reconstruct_requests(session.events)
+
+
+async def test_deleted_and_corrupt_sessions_are_refused(tmp_path: Path) -> None:
+    async with JsonlSessionStore(tmp_path / "s") as store:
+        gone, damaged = await new_session(store), await new_session(store)
+        async with connect(store, gone) as agent:
+            await agent.followup(create_user_message("before"))
+        await store.delete(gone)
+        async with connect(store, gone) as agent:
+            with pytest.raises(DeliveryError, match="never created, or deleted") as refused:
+                await agent.followup(create_user_message("after"))
+            assert refused.value.session_id == gone
+        log = store.path_of(damaged)  # type: ignore[arg-type]
+        data = bytearray(log.read_bytes())
+        data[len(data) // 2 : len(data) // 2 + 8] = b"\xff" * 8
+        log.write_bytes(bytes(data))
+        async with connect(store, damaged) as agent:
+            with pytest.raises(DeliveryError, match="cannot be read") as refused:
+                await agent.followup(create_user_message("hello"))
+            assert refused.value.session_id == damaged
+            assert await agent.mailbox.entries(agent.id) == []
