@@ -1,5 +1,5 @@
 """The mailbox of a JSONL store: an append-only file per session, ``dsh-mailbox.jsonl``
-in the session's folder (``<id>.dsh-mailbox.jsonl`` beside a flat log of earlier dsh).
+in the session's folder (``<id>.jsonl.dsh-mailbox`` beside a flat log of earlier dsh).
 
 Each line is one record, an entry ``{"put": ...}`` or an answer ``{"answer": key,
 ...}``; a put is appended and fsynced under an exclusive ``flock`` of the file, so the
@@ -22,7 +22,8 @@ from dsh_session._mailbox._base import Mailbox
 from dsh_session._mailbox._records import MailboxAnswer, MailboxEntry, StoredEntry
 
 FILE_NAME = "dsh-mailbox.jsonl"
-FLAT_SUFFIX = ".dsh-mailbox.jsonl"
+FLAT_SUFFIX = ".jsonl.dsh-mailbox"
+"""Beside a flat log of earlier dsh: not ``*.jsonl``, which the store lists as logs."""
 
 
 class JsonlMailbox(Mailbox):
