@@ -67,6 +67,11 @@ async def test_client_processes_deliver_to_a_worker_process_once(url: str) -> No
     async with open_store(url) as store:
         [sid] = await new_sessions(store)
         message = create_user_message("hello from a browser")
+        for cut in (0.2, 0.6):  # the connection drops: the client dies mid-delivery
+            dropped = client(url, sid, "followup", message.model_dump_json())
+            time.sleep(cut)
+            dropped.kill()
+            dropped.communicate()
         retries = [client(url, sid, "followup", message.model_dump_json()) for _ in range(3)]
         receipts = [receipt(p) for p in retries]
         assert receipts[0] == receipts[1] == receipts[2]
