@@ -46,7 +46,8 @@ class MailboxDrain:
         self.loop = loop
         self.mailbox = mailbox
         self._loaded = loop.session.seq
-        """Events before this seq were written by an earlier owner."""
+        """Events before this seq were written by an earlier owner (build the drain
+        right after the load, before the loop starts a turn)."""
 
     async def drain(self) -> int:
         """Apply or settle every unanswered entry, oldest first; return how many were

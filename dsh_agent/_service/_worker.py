@@ -119,8 +119,11 @@ class Worker:
             except SessionConflictError:
                 return  # another worker owns it; looked at again on the next scan
             loop = await self._build(session)
+            drain = MailboxDrain(loop, mailbox)  # before the wake: it tells claims apart
+            if loop.inbox.has_pending and loop.status == "idle":
+                loop._driver.wake()  # input a crashed owner took in but never ran
             try:
-                await self._run(loop, MailboxDrain(loop, mailbox))
+                await self._run(loop, drain)
             finally:
                 await loop.aclose()
                 self.store.detach(session)
@@ -139,8 +142,6 @@ class Worker:
                 f"agent_factory built the loop of session {session.id!r} without "
                 "store=store: a worker's loops must persist to its store"
             )
-        if loop.inbox.has_pending and loop.status == "idle":
-            loop._driver.wake()  # input a crashed owner took in but never ran
         return loop
 
     async def _run(self, loop: AgentLoop, drain: MailboxDrain) -> None:

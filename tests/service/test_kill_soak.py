@@ -17,7 +17,7 @@ from dsh_agent import connect, reconstruct_requests
 from dsh_llm import create_user_message
 from dsh_session import open_store
 from dsh_session._mailbox._open import open_mailbox
-from dsh_session.events import ToolResultEvent, UserMessageEvent
+from dsh_session.events import ToolResultEvent, TurnEndEvent, UserMessageEvent
 
 from .conftest import store_url
 from .test_processes import new_sessions
@@ -79,6 +79,11 @@ async def test_kill_soak(backend: str, tmp_path: Path, request: pytest.FixtureRe
                 if isinstance(e, ToolResultEvent)
             )
             assert set(results.values()) <= {1}, sid
+            reasons = {e.data.reason.kind for e in session.events if isinstance(e, TurnEndEvent)}
+            assert reasons <= {"completed", "aborted", "interrupted"}, (
+                sid,
+                reasons,
+            )  # no turn failed
             reconstruct_requests(session.events)
             delivered += len(sent[sid])
             entered += sum(counts.values())

@@ -189,4 +189,6 @@ async def test_a_killed_workers_sessions_are_taken_over(url: str) -> None:
                 e.data.message.content[0].call_id for e in session.events if e.type == "tool/result"
             )
             assert set(results.values()) <= {1}  # no completed tool ran twice
+            reasons = {e.data.reason.kind for e in session.events if isinstance(e, TurnEndEvent)}
+            assert reasons <= {"completed", "aborted", "interrupted"}, reasons  # no turn failed
             reconstruct_requests(session.events)
