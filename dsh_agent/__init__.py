@@ -32,6 +32,9 @@ from dsh_agent._live_updates import (
 from dsh_agent._model_settings import ModelSettings
 from dsh_agent._run_options import OutputRunOptions, RunOptions, RunPrompt
 from dsh_agent._run_result import RunResult
+from dsh_agent._service._log_updates import DeliveryRefused, RemoteUpdate
+from dsh_agent._service._remote import RemoteAgent, connect
+from dsh_agent._service._worker import SessionAgentFactory, Worker
 from dsh_agent._usage import (
     ModelPrice,
     PriceTable,
@@ -56,6 +59,8 @@ from dsh_agent.errors import (
     BranchError,
     CompactionError,
     DelegationDepthError,
+    DeliveryError,
+    DeliveryRejectedError,
     DurableStepError,
     InboxError,
     McpConnectionLost,
@@ -96,6 +101,7 @@ from dsh_agent.tools import (
     ToolReturn,
     tool,
 )
+from dsh_session._mailbox._records import DeliveryPolicy, DeliveryReceipt
 
 __all__ = [
     "Agent",
@@ -118,6 +124,11 @@ __all__ = [
     "CompactionError",
     "CompactionResult",
     "DelegationDepthError",
+    "DeliveryError",
+    "DeliveryPolicy",
+    "DeliveryReceipt",
+    "DeliveryRefused",
+    "DeliveryRejectedError",
     "DurableStepError",
     "Enter",
     "InboxError",
@@ -147,12 +158,15 @@ __all__ = [
     "PriceTable",
     "ReasoningDelta",
     "Reject",
+    "RemoteAgent",
+    "RemoteUpdate",
     "RequestReconstructionError",
     "RetryPolicy",
     "RetryScheduled",
     "RunOptions",
     "RunPrompt",
     "RunResult",
+    "SessionAgentFactory",
     "SessionInUseError",
     "StatusUpdate",
     "StreamOverflowError",
@@ -177,7 +191,9 @@ __all__ = [
     "UsageLimits",
     "UsageTotals",
     "UserMessageEntered",
+    "Worker",
     "agent_tool",
+    "connect",
     "reconstruct_requests",
     "run",
     "run_retry",

@@ -7,6 +7,8 @@ Every public exception of dsh_agent is defined here::
             InboxError
             SessionInUseError
             AgentClosedError
+            DeliveryError
+                DeliveryRejectedError
             StreamOverflowError
             NothingToRetryError
             ToolArgumentsError
@@ -49,6 +51,8 @@ __all__ = [
     "BranchError",
     "CompactionError",
     "DelegationDepthError",
+    "DeliveryError",
+    "DeliveryRejectedError",
     "DurableStepError",
     "InboxError",
     "McpConnectTimeoutError",
@@ -100,6 +104,22 @@ class AgentClosedError(AgentError):
     def __init__(self, message: str, *, session_id: str) -> None:
         super().__init__(message)
         self.session_id = session_id
+
+
+class DeliveryError(AgentError):
+    """A delivery to session ``session_id`` through :func:`dsh_agent.connect` was refused
+    before anything was written: the session is unknown or was deleted, its log is
+    corrupt or of a newer format, or the message fails validation. The cause is chained."""
+
+    def __init__(self, message: str, *, session_id: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+
+
+class DeliveryRejectedError(DeliveryError):
+    """A delivery with ``policy="reject"`` arrived while session ``session_id`` runs a
+    turn; nothing was written (the owner refuses it the same way, durably, when the
+    turn started after the client looked)."""
 
 
 class StreamOverflowError(AgentError):

@@ -20,6 +20,7 @@ from dsh_session._surface_view import SurfaceNode, SurfaceView
 from dsh_session.errors import (
     AmbiguousSessionIdError,
     ChunkRowError,
+    DeliveryConflictError,
     HarnessCorruptError,
     HarnessLayoutError,
     HarnessSchemaError,
@@ -167,6 +168,7 @@ __all__ = [
     "CompactionSummaryData",
     "CompactionSummaryEvent",
     "CompletedReason",
+    "DeliveryConflictError",
     "DisposedCause",
     "EndSeedData",
     "EndSeedEvent",

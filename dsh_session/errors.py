@@ -24,6 +24,7 @@ is defined here::
                 StoreNotFoundError
                 NotARegularFileError
                 StoreUrlError
+                DeliveryConflictError
             PostgresUnavailableError (also RuntimeError)
 
 The ``Harness*`` errors and their subclasses come from the codecs of the TypeScript
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AmbiguousSessionIdError",
     "ChunkRowError",
+    "DeliveryConflictError",
     "HarnessCorruptError",
     "HarnessLayoutError",
     "HarnessSchemaError",
@@ -226,6 +228,21 @@ class StoreUrlError(StoreError):
     def __init__(self, url: str, problem: str) -> None:
         super().__init__(f"store url {url!r}: {problem}")
         self.url = url
+
+
+class DeliveryConflictError(StoreError):
+    """A delivery reuses the id of an earlier one with different content (a client
+    minted one message id twice); nothing was written. Names both."""
+
+    def __init__(self, session_id: str, delivery_id: str, stored: str, given: str) -> None:
+        super().__init__(
+            f"session {session_id!r} already received delivery {delivery_id!r} with other "
+            f"content: stored {stored}, given {given}; nothing was written"
+        )
+        self.session_id = session_id
+        self.delivery_id = delivery_id
+        self.stored = stored
+        self.given = given
 
 
 class PostgresUnavailableError(SessionError, RuntimeError):

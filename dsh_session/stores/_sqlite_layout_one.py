@@ -17,6 +17,7 @@ from pathlib import Path
 
 from dsh_session._harness_format import SCHEMA_VERSION as HARNESS_SCHEMA_VERSION
 from dsh_session._header import SessionHeader, SessionId, parse_header
+from dsh_session._mailbox._sqlite import create_mailbox_table
 from dsh_session._parse import parse_events
 from dsh_session.errors import (
     NotARegularFileError,
@@ -178,6 +179,7 @@ class DshLayout(SqliteLayout):
             )
         if version < LAYOUT_VERSION:
             self._create_tables(db)
+        create_mailbox_table(db)  # the delivery mailbox (dsh_session/_mailbox/_sqlite.py)
 
     def _create_tables(self, db: sqlite3.Connection) -> None:
         """Add layout 1's tables in one transaction, unless, once it holds the write
