@@ -23,6 +23,7 @@ is defined here::
                 StoreNotFoundError
                 NotARegularFileError
                 StoreUrlError
+            SearchQueryError
             PostgresUnavailableError (also RuntimeError)
 
 The ``Harness*`` errors and their subclasses come from the codecs of the TypeScript
@@ -52,6 +53,7 @@ __all__ = [
     "LegacyRecordError",
     "NotARegularFileError",
     "PostgresUnavailableError",
+    "SearchQueryError",
     "SessionConflictError",
     "SessionCorruptError",
     "SessionError",
@@ -209,6 +211,17 @@ class StoreUrlError(StoreError):
     def __init__(self, url: str, problem: str) -> None:
         super().__init__(f"store url {url!r}: {problem}")
         self.url = url
+
+
+class SearchQueryError(SessionError):
+    """A search query that cannot be parsed (``store.search``). ``query`` is the text
+    given, ``position`` the character offset of the problem, when there is one."""
+
+    def __init__(self, query: str, problem: str, *, position: int | None = None) -> None:
+        at = "" if position is None else f" at character {position}"
+        super().__init__(f"search query {query!r}{at}: {problem}")
+        self.query = query
+        self.position = position
 
 
 class PostgresUnavailableError(SessionError, RuntimeError):
