@@ -27,6 +27,7 @@ from dsh_agent._live_updates import (
     StatusUpdate,
 )
 from dsh_agent._model_settings import ModelSettings
+from dsh_agent._recall import recall_tool
 from dsh_agent._run_options import OutputRunOptions, RunOptions, RunPrompt
 from dsh_agent._run_result import RunResult
 from dsh_agent.approvals import ApprovalPolicy, PendingApproval
@@ -47,8 +48,10 @@ from dsh_agent.errors import (
     InboxError,
     McpConnectionLost,
     McpConnectTimeoutError,
+    MessageNotFoundError,
     NothingToRetryError,
     OutputValidationError,
+    ReplayError,
     RequestReconstructionError,
     SessionInUseError,
     StreamOverflowError,
@@ -108,6 +111,7 @@ __all__ = [
     "McpConnectionLost",
     "MessageClaimed",
     "MessageDiscarded",
+    "MessageNotFoundError",
     "MessageQueued",
     "ModelSettings",
     "ModelSummarizer",
@@ -120,6 +124,7 @@ __all__ = [
     "PreStepHandler",
     "ReasoningDelta",
     "Reject",
+    "ReplayError",
     "RequestReconstructionError",
     "RetryPolicy",
     "RunOptions",
@@ -146,6 +151,7 @@ __all__ = [
     "TurnStarted",
     "UpdateStream",
     "UserMessageEntered",
+    "recall_tool",
     "reconstruct_requests",
     "run",
     "run_retry",

@@ -34,6 +34,9 @@ class ToolContext(Generic[DepsT_co]):
     ``TOOL_CANCELLED`` result."""
     deps: DepsT_co = _NO_DEPS
     """The loop's ``deps`` (``None`` when it was given none)."""
+    session_id: str | None = None
+    """The session whose log holds the call (``None`` outside a loop); tools that
+    read that log (:func:`~dsh_agent.recall_tool`) look it up by this id."""
 
 
 __all__ = [

@@ -160,6 +160,7 @@ class _Batch:
             step=self._step,
             cancelled=self._scope.cancelled,
             deps=self._runner._ctx.deps,
+            session_id=self._runner._ctx.session.id,
         )
         task = asyncio.ensure_future(execute_tool_call(self._runner.tools, call, context))
         self._running[task] = index
