@@ -196,6 +196,18 @@ PINNED: dict[str, tuple[str, ...]] = {
         "run_stream",
         "run_sync",
     ),
+    "dsh_agent.testing": (
+        "MessageChange",
+        "ReplayAgentFactory",
+        "ReplayResult",
+        "RequestDifference",
+        "ToolMode",
+        "replay",
+    ),
+    "dsh_agent.testing.pytest_plugin": (
+        "ReplayCheck",
+        "dsh_replay",
+    ),
     "dsh_agent.tools": (
         "Tool",
         "ToolCallOutcome",
