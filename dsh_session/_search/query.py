@@ -29,13 +29,20 @@ class _Phrase:
     prefix: bool
 
     def positions(self, terms: Sequence[str]) -> set[int]:
-        n = len(self.words)
+        first, last, n = self.words[0], self.words[-1], len(self.words)
+        if n == 1:
+            if self.prefix:
+                return {i for i, term in enumerate(terms) if term.startswith(first)}
+            return {i for i, term in enumerate(terms) if term == first}
         found: set[int] = set()
         for start in range(len(terms) - n + 1):
-            if all(terms[start + k] == w for k, w in enumerate(self.words[:-1])):
-                last = terms[start + n - 1]
-                if last == self.words[-1] or (self.prefix and last.startswith(self.words[-1])):
-                    found.update(range(start, start + n))
+            if terms[start] != first:
+                continue
+            end = terms[start + n - 1]
+            if all(terms[start + k] == self.words[k] for k in range(1, n - 1)) and (
+                end == last or (self.prefix and end.startswith(last))
+            ):
+                found.update(range(start, start + n))
         return found
 
     def fts5(self) -> str:

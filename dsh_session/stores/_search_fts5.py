@@ -2,9 +2,9 @@
 
 Three tables, all ``IF NOT EXISTS`` so a database written before search gains them
 when a writable store opens it: ``dsh_search_docs`` (one row per surface event: session,
-seq, message id, role, the message's text and its tokens), ``dsh_search_fts`` (an FTS5
-index over the tokens, its content read from ``dsh_search_docs``, kept by triggers) and
-``dsh_search_state`` (per session, the *stamp* of the log the index matches).
+seq, message id, role, the message's text), ``dsh_search_fts`` (a contentless FTS5
+index of the text's tokens, sharing the documents' rowids) and ``dsh_search_state``
+(per session, the *stamp* of the log the index matches).
 
 Appends write their documents in the append's own transaction (:meth:`add`). Before
 each search the stamps are compared with the logs' (:meth:`reconcile`): a session
@@ -27,6 +27,7 @@ from typing import Protocol
 
 from dsh_session._search import SearchDocument, SearchHit, SearchQuery, documents_of
 from dsh_session._search.scan import hit_of
+from dsh_session._search.text import tokens
 from dsh_session.errors import SearchQueryError, SessionNotFoundError
 from dsh_session.events import LogEvent
 
@@ -38,27 +39,18 @@ _TABLES = (
         message_id TEXT NOT NULL,
         role TEXT NOT NULL,
         body TEXT NOT NULL,
-        terms TEXT NOT NULL,
         UNIQUE (session_id, seq)
     )""",
     """CREATE VIRTUAL TABLE IF NOT EXISTS {s}.dsh_search_fts USING fts5(
-        terms, content='dsh_search_docs', content_rowid='rowid',
-        tokenize='unicode61 remove_diacritics 0'
+        terms, content='', tokenize='unicode61 remove_diacritics 0'
     )""",
-    """CREATE TRIGGER IF NOT EXISTS {s}.dsh_search_docs_added
-    AFTER INSERT ON dsh_search_docs BEGIN
-        INSERT INTO dsh_search_fts (rowid, terms) VALUES (new.rowid, new.terms);
-    END""",
-    """CREATE TRIGGER IF NOT EXISTS {s}.dsh_search_docs_removed
-    AFTER DELETE ON dsh_search_docs BEGIN
-        INSERT INTO dsh_search_fts (dsh_search_fts, rowid, terms)
-        VALUES ('delete', old.rowid, old.terms);
-    END""",
     """CREATE TABLE IF NOT EXISTS {s}.dsh_search_state (
         session_id TEXT PRIMARY KEY,
         stamp TEXT NOT NULL
     ) WITHOUT ROWID""",
 )
+"""The documents, a contentless FTS5 index of their tokens (rowid = the document's; the
+tokens are not stored twice: a removal recomputes them from the body), and the stamps."""
 
 
 class IndexedLog(Protocol):
@@ -99,11 +91,19 @@ class Fts5Index:
         self, db: sqlite3.Connection, session_id: str, events: Sequence[LogEvent], stamp: str
     ) -> None:
         """Index appended events and record the log's new stamp."""
-        db.executemany(
-            f"INSERT INTO {self._s}.dsh_search_docs "
-            "(session_id, seq, message_id, role, body, terms) VALUES (?, ?, ?, ?, ?, ?)",
-            [_row(document) for document in documents_of(session_id, events)],
-        )
+        documents = documents_of(session_id, events)
+        if documents:
+            found = db.execute(f"SELECT max(rowid) FROM {self._s}.dsh_search_docs").fetchone()
+            first = (found[0] or 0) + 1
+            db.executemany(
+                f"INSERT INTO {self._s}.dsh_search_docs "
+                "(rowid, session_id, seq, message_id, role, body) VALUES (?, ?, ?, ?, ?, ?)",
+                [(first + n, *_row(document)) for n, document in enumerate(documents)],
+            )
+            db.executemany(
+                f"INSERT INTO {self._s}.dsh_search_fts (rowid, terms) VALUES (?, ?)",
+                [(first + n, document.terms) for n, document in enumerate(documents)],
+            )
         db.execute(
             f"INSERT OR REPLACE INTO {self._s}.dsh_search_state (session_id, stamp) VALUES (?, ?)",
             (session_id, stamp),
@@ -111,6 +111,15 @@ class Fts5Index:
 
     def forget(self, db: sqlite3.Connection, session_id: str) -> None:
         """Drop a session from the index."""
+        rows = db.execute(
+            f"SELECT rowid, body FROM {self._s}.dsh_search_docs WHERE session_id = ?",
+            (session_id,),
+        ).fetchall()
+        db.executemany(
+            f"INSERT INTO {self._s}.dsh_search_fts (dsh_search_fts, rowid, terms) "
+            "VALUES ('delete', ?, ?)",
+            [(rowid, " ".join(tokens(body))) for rowid, body in rows],
+        )
         db.execute(f"DELETE FROM {self._s}.dsh_search_docs WHERE session_id = ?", (session_id,))
         db.execute(f"DELETE FROM {self._s}.dsh_search_state WHERE session_id = ?", (session_id,))
 
@@ -135,7 +144,16 @@ class Fts5Index:
     # --- whole operations (each its own write transaction) ---------------------------
 
     def reconcile(self, db: sqlite3.Connection) -> int:
-        """Bring the index up to the logs; the number of sessions re-indexed or dropped."""
+        """Bring the index up to the logs; the number of sessions re-indexed or dropped.
+        A look in a read transaction first: most searches find nothing to do and take
+        no write lock."""
+        db.execute("BEGIN")
+        try:
+            behind, gone = self.stale(db)
+        finally:
+            db.execute("COMMIT")
+        if not behind and not gone:
+            return 0
         with _write_transaction(db):
             behind, gone = self.stale(db)
             for session_id in gone:
@@ -149,7 +167,9 @@ class Fts5Index:
         with _write_transaction(db):
             db.execute(f"DELETE FROM {self._s}.dsh_search_docs")
             db.execute(f"DELETE FROM {self._s}.dsh_search_state")
-            db.execute(f"INSERT INTO {self._s}.dsh_search_fts (dsh_search_fts) VALUES ('rebuild')")
+            db.execute(
+                f"INSERT INTO {self._s}.dsh_search_fts (dsh_search_fts) VALUES ('delete-all')"
+            )
             for session_id in sorted(self._log.stamps(db)):
                 self._index_whole(db, session_id)
             found = db.execute(f"SELECT count(*) FROM {self._s}.dsh_search_docs").fetchone()
@@ -204,7 +224,6 @@ def _row(document: SearchDocument) -> tuple[object, ...]:
         document.message_id,
         document.role,
         document.body,
-        document.terms,
     )
 
 

@@ -8,7 +8,11 @@ atomically but not the two as a set (the database first), so a crash between the
 commits can leave the index behind the log, never ahead of it. The stamp the index
 keeps per session is the row's ``incarnation`` and ``revision``, which the harness
 bumps on every append too: a session the harness appended to, or one a crash left
-behind, is re-indexed from its log before the next search (``_search_fts5.py``).
+behind, is re-indexed from its log before the next search (``_search_fts5.py``). For
+the same reason the index file commits with ``synchronous = NORMAL``: write-ahead
+logging keeps it consistent, and the commits a power cut takes from it take their
+stamps with them, so those sessions are indexed again; the append pays one durable
+sync (the database's), not two.
 docs/decisions/2026-12-06-search-index.md weighs this against the alternatives.
 """
 
@@ -82,7 +86,7 @@ def attach_index(
     db.execute(f"ATTACH DATABASE ? AS {SCHEMA}", (uri,))
     if writable:
         db.execute(f"PRAGMA {SCHEMA}.journal_mode = WAL")
-        db.execute(f"PRAGMA {SCHEMA}.synchronous = FULL")
+        db.execute(f"PRAGMA {SCHEMA}.synchronous = NORMAL")  # see the module docstring
         db.execute("BEGIN IMMEDIATE")
         try:
             index.create(db)

@@ -235,9 +235,10 @@ async def test_an_index_entry_no_log_holds_is_dropped(tmp_path: Path) -> None:
     index = sqlite3.connect(tmp_path / "harness.db.dsh-search", isolation_level=None)
     try:  # what a crash could never leave, forced: a session only the index holds
         index.execute(
-            "INSERT INTO dsh_search_docs (session_id, seq, message_id, role, body, terms) "
-            "VALUES ('ghost', 2, 'm-ghost', 'user', 'fox ghost', 'fox ghost')"
+            "INSERT INTO dsh_search_docs (rowid, session_id, seq, message_id, role, body) "
+            "VALUES (1000, 'ghost', 2, 'm-ghost', 'user', 'fox ghost')"
         )
+        index.execute("INSERT INTO dsh_search_fts (rowid, terms) VALUES (1000, 'fox ghost')")
         index.execute("INSERT INTO dsh_search_state VALUES ('ghost', 'x:1')")
     finally:
         index.close()
