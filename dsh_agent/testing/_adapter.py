@@ -33,7 +33,12 @@ class ReplayAdapter:
     After the first difference every request fails (``INVALID_REQUEST``, which no
     retry policy retries), so the agent stops."""
 
-    def __init__(self, recording: Recording, before_answer: Callable[[int], None]) -> None:
+    def __init__(
+        self,
+        recording: Recording,
+        before_answer: Callable[[int], None],
+        generation: Callable[[], int],
+    ) -> None:
         header = recording.attempts[0].header.config if recording.attempts else None
         self.provider = header.provider if header else "replay"
         self.model = header.model if header else "replay"
@@ -44,6 +49,9 @@ class ReplayAdapter:
         self._recording = recording
         self._before_answer = before_answer
         self._comparer = RequestComparer()
+        self._generation = generation
+        """The replayed session's surface generation (a replace bumps it)."""
+        self._compared_at: int | None = None
 
     async def stream(self, request: GenerateRequest) -> AsyncIterator[StreamChunk]:
         for chunk in self._answer(request):
@@ -65,9 +73,16 @@ class ReplayAdapter:
             )
             return _refusal(str(self.difference))
         attempt = attempts[number]
+        generation = self._generation()
         self.difference = self._comparer.compare(
-            number + 1, attempt.seq, attempt.request(), request
+            number + 1,
+            attempt.seq,
+            attempt.request(),
+            request,
+            recorded_grew=number > 0 and not attempt.rewritten,
+            live_grew=generation == self._compared_at,
         )
+        self._compared_at = generation
         if self.difference is not None:
             return _refusal(str(self.difference))
         self._before_answer(number)

@@ -104,78 +104,94 @@ class RequestDifference:
 
 
 class RequestComparer:
-    """Compares requests, keeping each message's fingerprint (a long replay compares
-    the same message objects again and again)."""
+    """Compares requests in order, keeping the fingerprints of the previous request's
+    messages on each side: when a side's history only grew since (no surface replace
+    came between), only the new messages are fingerprinted, so a long replay costs
+    linear work per request in what is new, not in the whole history."""
 
     def __init__(self) -> None:
-        self._fingerprints: dict[int, tuple[Message, str]] = {}
+        self._recorded: list[str] = []
+        self._live: list[str] = []
 
     def compare(
-        self, number: int, recorded_seq: int, recorded: GenerateRequest, live: GenerateRequest
+        self,
+        number: int,
+        recorded_seq: int,
+        recorded: GenerateRequest,
+        live: GenerateRequest,
+        *,
+        recorded_grew: bool,
+        live_grew: bool,
     ) -> RequestDifference | None:
-        """The difference, or ``None`` when the model would see the same request."""
+        """The difference, or ``None`` when the model would see the same request.
+        ``*_grew``: that side's messages extend the previous request's (no replace)."""
         header = [*_field_lines(recorded, live), *_tool_lines(recorded.tools, live.tools)]
-        messages = self._message_changes(recorded.messages, live.messages)
+        self._recorded = _fingerprints(self._recorded, recorded.messages, grew=recorded_grew)
+        self._live = _fingerprints(self._live, live.messages, grew=live_grew)
+        messages = _message_changes(recorded.messages, live.messages, self._recorded, self._live)
         if not header and not messages:
             return None
         return RequestDifference(number, recorded_seq, tuple(header), tuple(messages))
 
-    def _fingerprint(self, message: Message) -> str:
-        kept = self._fingerprints.get(id(message))
-        if kept is not None and kept[0] is message:
-            return kept[1]
-        data = message.model_dump(mode="json", by_alias=True, exclude_none=True)
-        data.pop("id")
-        source = data.get("source")
-        if isinstance(source, dict):
-            for name in _MINTED:
-                source.pop(name, None)
-        fingerprint = json.dumps(data, sort_keys=True, ensure_ascii=False)
-        self._fingerprints[id(message)] = (message, fingerprint)
-        return fingerprint
 
-    def _message_changes(
-        self, recorded: Sequence[Message], live: Sequence[Message]
-    ) -> list[MessageChange]:
-        old = [self._fingerprint(m) for m in recorded]
-        new = [self._fingerprint(m) for m in live]
-        if old == new:
-            return []
-        changes: list[MessageChange] = []
-        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag == "equal":
-                continue
-            paired = 0
-            while (
-                tag == "replace"
-                and paired < min(i2 - i1, j2 - j1)
-                and _same_kind(recorded[i1 + paired], live[j1 + paired])
-            ):
-                paired += 1
-            for k in range(paired):
-                before, after = recorded[i1 + k], live[j1 + k]
-                changes.append(
-                    MessageChange(
-                        "rewritten",
-                        j1 + k,
-                        before.id,
-                        after.id,
-                        after.role,
-                        _content_detail(old[i1 + k], new[j1 + k]),
-                    )
+def _fingerprints(previous: list[str], messages: Sequence[Message], *, grew: bool) -> list[str]:
+    if grew and len(messages) >= len(previous):
+        previous.extend(_fingerprint(m) for m in messages[len(previous) :])
+        return previous
+    return [_fingerprint(m) for m in messages]
+
+
+def _fingerprint(message: Message) -> str:
+    """What the model sees of a message: everything but its id and minted fields."""
+    data = message.model_dump(mode="json", by_alias=True, exclude_none=True)
+    data.pop("id")
+    source = data.get("source")
+    if isinstance(source, dict):
+        for name in _MINTED:
+            source.pop(name, None)
+    return json.dumps(data, sort_keys=True, ensure_ascii=False)
+
+
+def _message_changes(
+    recorded: Sequence[Message], live: Sequence[Message], old: list[str], new: list[str]
+) -> list[MessageChange]:
+    if old == new:
+        return []
+    changes: list[MessageChange] = []
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        paired = 0
+        while (
+            tag == "replace"
+            and paired < min(i2 - i1, j2 - j1)
+            and _same_kind(recorded[i1 + paired], live[j1 + paired])
+        ):
+            paired += 1
+        for k in range(paired):
+            before, after = recorded[i1 + k], live[j1 + k]
+            changes.append(
+                MessageChange(
+                    "rewritten",
+                    j1 + k,
+                    before.id,
+                    after.id,
+                    after.role,
+                    _content_detail(old[i1 + k], new[j1 + k]),
                 )
-            for i in range(i1 + paired, i2):
-                message = recorded[i]
-                changes.append(
-                    MessageChange("removed", i, message.id, None, message.role, _preview(message))
-                )
-            for j in range(j1 + paired, j2):
-                message = live[j]
-                changes.append(
-                    MessageChange("added", j, None, message.id, message.role, _preview(message))
-                )
-        return changes
+            )
+        for i in range(i1 + paired, i2):
+            message = recorded[i]
+            changes.append(
+                MessageChange("removed", i, message.id, None, message.role, _preview(message))
+            )
+        for j in range(j1 + paired, j2):
+            message = live[j]
+            changes.append(
+                MessageChange("added", j, None, message.id, message.role, _preview(message))
+            )
+    return changes
 
 
 def _same_kind(recorded: Message, live: Message) -> bool:

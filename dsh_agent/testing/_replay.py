@@ -103,8 +103,12 @@ class _Replay:
         self._tools = tools
         self._expected = expected
         self._pending: list[Delivery] = list(recording.deliveries)
-        self._adapter = ReplayAdapter(recording, lambda answer: self._deliver(answer + 1))
         self._session = Session.create()
+        self._adapter = ReplayAdapter(
+            recording,
+            lambda answer: self._deliver(answer + 1),
+            lambda: self._session.surface.generation,
+        )
         self._agent: AgentLoop | None = None
 
     async def run(self) -> ReplayResult:
