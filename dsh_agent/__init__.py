@@ -30,6 +30,7 @@ from dsh_agent._live_updates import (
     StatusUpdate,
 )
 from dsh_agent._model_settings import ModelSettings
+from dsh_agent._recall import recall_tool
 from dsh_agent._run_options import OutputRunOptions, RunOptions, RunPrompt
 from dsh_agent._run_result import RunResult
 from dsh_agent._service._log_updates import DeliveryRefused, RemoteUpdate
@@ -65,9 +66,11 @@ from dsh_agent.errors import (
     InboxError,
     McpConnectionLost,
     McpConnectTimeoutError,
+    MessageNotFoundError,
     NothingToRetryError,
     OutputPendingError,
     OutputValidationError,
+    ReplayError,
     RequestReconstructionError,
     SessionInUseError,
     StreamOverflowError,
@@ -143,6 +146,7 @@ __all__ = [
     "McpConnectionLost",
     "MessageClaimed",
     "MessageDiscarded",
+    "MessageNotFoundError",
     "MessageQueued",
     "ModelPrice",
     "ModelSettings",
@@ -160,6 +164,7 @@ __all__ = [
     "Reject",
     "RemoteAgent",
     "RemoteUpdate",
+    "ReplayError",
     "RequestReconstructionError",
     "RetryPolicy",
     "RetryScheduled",
@@ -194,6 +199,7 @@ __all__ = [
     "Worker",
     "agent_tool",
     "connect",
+    "recall_tool",
     "reconstruct_requests",
     "run",
     "run_retry",

@@ -38,6 +38,9 @@ class ToolContext(Generic[DepsT_co]):
     """The agent running the call (an ``AgentLoop``; e.g. the parent a sub-agent tool
     delegates from), ``None`` outside a loop. Typed ``object`` because tools are
     defined below the agent in the import graph; narrow it with ``isinstance``."""
+    session_id: str | None = None
+    """The session whose log holds the call (``None`` outside a loop); tools that
+    read that log (:func:`~dsh_agent.recall_tool`) look it up by this id."""
 
     @property
     def idempotency_key(self) -> str:

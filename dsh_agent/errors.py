@@ -21,6 +21,8 @@ Every public exception of dsh_agent is defined here::
             BranchError
             RequestReconstructionError
             CompactionError
+            MessageNotFoundError
+            ReplayError
             McpConnectTimeoutError (also TimeoutError)
             McpConnectionLost
             DurableStepError
@@ -57,9 +59,11 @@ __all__ = [
     "InboxError",
     "McpConnectTimeoutError",
     "McpConnectionLost",
+    "MessageNotFoundError",
     "NothingToRetryError",
     "OutputPendingError",
     "OutputValidationError",
+    "ReplayError",
     "RequestReconstructionError",
     "SessionInUseError",
     "StreamOverflowError",
@@ -256,6 +260,21 @@ class CompactionError(AgentError):
     def __init__(self, message: str, *, compaction_id: str | None = None) -> None:
         super().__init__(message)
         self.compaction_id = compaction_id
+
+
+class MessageNotFoundError(AgentError):
+    """``recall`` was asked for a message id its session's log does not hold."""
+
+    def __init__(self, *, session_id: str, message_id: str) -> None:
+        super().__init__(f"session {session_id!r} holds no message {message_id!r}")
+        self.session_id = session_id
+        self.message_id = message_id
+
+
+class ReplayError(AgentError):
+    """A recorded session cannot be replayed as asked: it has no model request to
+    replay, a recorded tool result is missing for a call the code makes, or the agent
+    the factory built does not fit the recording. The message names what is wrong."""
 
 
 class McpConnectionLost(AgentError):

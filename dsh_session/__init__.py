@@ -15,6 +15,7 @@ from dsh_session._parse import parse_events
 from dsh_session._repair import interrupted_turn_closers
 from dsh_session._request_header import fold_request_header
 from dsh_session._schema import wire_schemas
+from dsh_session._search import SearchHit
 from dsh_session._session import Observer, Session
 from dsh_session._surface_view import SurfaceNode, SurfaceView
 from dsh_session.errors import (
@@ -28,6 +29,7 @@ from dsh_session.errors import (
     LegacyRecordError,
     NotARegularFileError,
     PostgresUnavailableError,
+    SearchQueryError,
     SessionConflictError,
     SessionCorruptError,
     SessionError,
@@ -207,6 +209,8 @@ __all__ = [
     "RequestHeader",
     "RequestHeaderData",
     "RequestHeaderEvent",
+    "SearchHit",
+    "SearchQueryError",
     "Session",
     "SessionConflictError",
     "SessionCorruptError",

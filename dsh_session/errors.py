@@ -25,6 +25,7 @@ is defined here::
                 NotARegularFileError
                 StoreUrlError
                 DeliveryConflictError
+            SearchQueryError
             PostgresUnavailableError (also RuntimeError)
 
 The ``Harness*`` errors and their subclasses come from the codecs of the TypeScript
@@ -56,6 +57,7 @@ __all__ = [
     "LegacyRecordError",
     "NotARegularFileError",
     "PostgresUnavailableError",
+    "SearchQueryError",
     "SessionConflictError",
     "SessionCorruptError",
     "SessionError",
@@ -243,6 +245,17 @@ class DeliveryConflictError(StoreError):
         self.delivery_id = delivery_id
         self.stored = stored
         self.given = given
+
+
+class SearchQueryError(SessionError):
+    """A search query that cannot be parsed (``store.search``). ``query`` is the text
+    given, ``position`` the character offset of the problem, when there is one."""
+
+    def __init__(self, query: str, problem: str, *, position: int | None = None) -> None:
+        at = "" if position is None else f" at character {position}"
+        super().__init__(f"search query {query!r}{at}: {problem}")
+        self.query = query
+        self.position = position
 
 
 class PostgresUnavailableError(SessionError, RuntimeError):

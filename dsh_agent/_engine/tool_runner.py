@@ -172,6 +172,7 @@ class _Batch:
             cancelled=self._scope.cancelled,
             deps=self._runner._ctx.deps,
             agent=self._runner._ctx.agent(),
+            session_id=self._runner._ctx.session.id,
         )
         task = asyncio.ensure_future(execute_tool_call(self._runner.tools, call, context))
         self._running[task] = index

@@ -7,7 +7,12 @@ turns. Every step is in the log (``compaction/*`` events, harness wire shapes).
 """
 
 from dsh_agent.compaction._config import KNOWN_CONTEXT_WINDOWS, Compaction
-from dsh_agent.compaction._engine import CHECKPOINT_PLUGIN, CompactionEngine, CompactionResult
+from dsh_agent.compaction._engine import (
+    CHECKPOINT_PLUGIN,
+    SHADOWED_IDS_FIELD,
+    CompactionEngine,
+    CompactionResult,
+)
 from dsh_agent.compaction._meter import (
     HeuristicCounter,
     Pressure,
@@ -31,6 +36,7 @@ __all__ = [
     "INSTRUCTION",
     "KNOWN_CONTEXT_WINDOWS",
     "PRUNE_MARKER",
+    "SHADOWED_IDS_FIELD",
     "Compaction",
     "CompactionEngine",
     "CompactionError",

@@ -41,6 +41,11 @@ _log = logging.getLogger("dsh_agent")
 CHECKPOINT_PLUGIN = "compact"
 """The checkpoint message's ``source.plugin`` (the harness's marker)."""
 
+SHADOWED_IDS_FIELD = "shadowedMessageIds"
+"""The field of a checkpoint's source that lists the ids of the messages it replaced,
+in surface order: a dsh extra the harness keeps as it is (the harness's own checkpoints
+lack it; their ``compaction/summary`` names the replaced events by seq)."""
+
 
 @dataclass(frozen=True, slots=True)
 class CompactionResult:
@@ -194,7 +199,11 @@ class CompactionEngine:
             checkpoint = create_user_message(
                 content=frame(summary.summary),
                 source=PluginSource.model_validate(
-                    {"plugin": CHECKPOINT_PLUGIN, "compactionId": compaction_id}
+                    {
+                        "plugin": CHECKPOINT_PLUGIN,
+                        "compactionId": compaction_id,
+                        SHADOWED_IDS_FIELD: [node.message.id for node in view[:count]],
+                    }
                 ),
             )
             checkpoint_tokens = self.meter.price_message(checkpoint)
@@ -263,6 +272,7 @@ class CompactionEngine:
 
 __all__ = [
     "CHECKPOINT_PLUGIN",
+    "SHADOWED_IDS_FIELD",
     "CompactionEngine",
     "CompactionResult",
     "error_chain",

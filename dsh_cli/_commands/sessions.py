@@ -22,7 +22,7 @@ from rich.console import OverflowMethod
 from rich.text import Text
 
 from dsh_agent import usage_of
-from dsh_cli._commands import sessions_delete
+from dsh_cli._commands import sessions_delete, sessions_search
 from dsh_cli._commands.failures import add_debug_argument
 from dsh_cli._commands.output import print_json, progress, stderr_console, stdout_console
 from dsh_cli._commands.rebuild import rebuild_requests, request_table
@@ -79,6 +79,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     delete = action("delete", sessions_delete.HELP, sessions_delete.delete, None)
     sessions_delete.add_arguments(delete)
+    search = action("search", sessions_search.SEARCH_HELP, sessions_search.search, "the hits")
+    sessions_search.add_search_arguments(search)
+    action("reindex", sessions_search.REINDEX_HELP, sessions_search.reindex, None)
 
 
 def run(args: argparse.Namespace) -> int:

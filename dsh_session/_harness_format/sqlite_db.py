@@ -13,7 +13,7 @@ import os
 import re
 import sqlite3
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -241,11 +241,17 @@ def _next_seq(connection: sqlite3.Connection, session_id: str) -> int:
 
 
 def append_batch(
-    connection: sqlite3.Connection, header: Json, events: list[Any], *, create: bool = False
+    connection: sqlite3.Connection,
+    header: Json,
+    events: list[Any],
+    *,
+    create: bool = False,
+    before_commit: Callable[[sqlite3.Connection], None] | None = None,
 ) -> None:
     """Append one batch to a session in one transaction, creating its row on first use,
     and bump its ``revision`` as the harness does. With ``create`` the session must not
-    exist yet (a second session with its id is refused, field ``id``)."""
+    exist yet (a second session with its id is refused, field ``id``). ``before_commit``
+    runs last inside the transaction (dsh's search index writes there)."""
     connection.execute("BEGIN IMMEDIATE")
     try:
         exists = connection.execute(
@@ -296,19 +302,29 @@ def append_batch(
         connection.execute(
             "UPDATE sessions SET revision = revision + 1 WHERE id = ?", (header["id"],)
         )
+        if before_commit is not None:
+            before_commit(connection)
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")
         raise
 
 
-def delete_session(connection: sqlite3.Connection, session_id: str) -> bool:
+def delete_session(
+    connection: sqlite3.Connection,
+    session_id: str,
+    *,
+    before_commit: Callable[[sqlite3.Connection], None] | None = None,
+) -> bool:
     """Remove a session's row and all its event rows in one transaction; whether it
-    existed. (The harness itself never deletes; its schema cascades, this says so.)"""
+    existed. (The harness itself never deletes; its schema cascades, this says so.)
+    ``before_commit`` runs last inside the transaction."""
     connection.execute("BEGIN IMMEDIATE")
     try:
         connection.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
         found = connection.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount
+        if before_commit is not None:
+            before_commit(connection)
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")

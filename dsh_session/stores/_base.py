@@ -26,6 +26,8 @@ from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 
 from dsh_session._header import SessionHeader, SessionId, validate_session_id
+from dsh_session._search import SearchHit, SearchQuery, parse_query
+from dsh_session._search.scan import scan_logs
 from dsh_session._session import Session
 from dsh_session.errors import (
     AmbiguousSessionIdError,
@@ -154,6 +156,24 @@ class SessionStore(ABC):
         """The stored events from ``from_seq`` on, for :meth:`follow`; a backend that can
         read a range without the whole log overrides this."""
         return self._read_log(session_id).events[from_seq:]
+
+    def _search(
+        self, query: SearchQuery, session_id: SessionId | None, role: str | None, limit: int
+    ) -> list[SearchHit]:
+        """Search the stored logs; a backend with an index overrides this scan."""
+        return self._scan(query, session_id, role, limit)
+
+    def _scan(
+        self, query: SearchQuery, session_id: SessionId | None, role: str | None, limit: int
+    ) -> list[SearchHit]:
+        ids = [session_id] if session_id else [h.id for h in self._read_headers()]
+        logs = ((sid, self._read_log(sid).events) for sid in ids)
+        return scan_logs(logs, query, role=role, limit=limit)
+
+    def _reindex(self) -> int:
+        """Rebuild the search index from the logs; the number of messages indexed. A
+        backend without an index has nothing to rebuild."""
+        return 0
 
     def _disclaim(self, session_id: SessionId) -> None:  # noqa: B027 - optional hook
         """Give ownership of a session up (nothing happens if it is not held)."""
@@ -364,6 +384,41 @@ class SessionStore(ABC):
         if matches:
             raise AmbiguousSessionIdError(given, matches, repr(self))
         raise SessionNotFoundError(given, repr(self))
+
+    async def search(
+        self,
+        query: str,
+        *,
+        session_id: str | None = None,
+        role: str | None = None,
+        limit: int = 20,
+    ) -> list[SearchHit]:
+        """The stored messages that match ``query``, best first, at most ``limit``: in
+        every session, or in ``session_id`` only, of every role or of ``role`` only
+        (``"user"``, ``"assistant"``). Only durable events are searched. The query
+        language (words, ``"phrases"``, ``prefix*``, ``AND``/``OR``/``NOT``,
+        parentheses) is the same on every backend, and so is the set of hits; the order
+        among them is each backend's own ranking (docs/search.md).
+
+        Raises :class:`SearchQueryError` for a query that cannot be parsed and
+        :class:`SessionNotFoundError` for a ``session_id`` that is not stored."""
+        parsed = parse_query(query)
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        sid = None if session_id is None else validate_session_id(session_id)
+        self._check_open()
+        return await self._call(
+            lambda: self._reading("search results", self._search, parsed, sid, role, limit)
+        )
+
+    async def reindex(self) -> int:
+        """Rebuild the search index from the logs alone, dropping whatever it held, and
+        return how many messages it now holds (0 for a backend that searches by
+        scanning, JSONL and memory). Refused on a read-only store."""
+        self._check_open()
+        if self.read_only:
+            raise StoreError(f"{self} was opened read-only; its search index cannot be rebuilt")
+        return await self._call(lambda: self._reading("the logs to index", self._reindex))
 
     async def delete(self, session_id: str) -> None:
         """Remove a stored session for good, all or nothing: after a crash mid-delete the

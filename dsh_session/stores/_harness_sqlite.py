@@ -19,6 +19,7 @@ that creates no ``-wal``/``-shm`` files; with a log present it reads through it.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -40,17 +41,21 @@ from dsh_session._harness_format import (
 from dsh_session._harness_format.sqlite_db import initialize_database
 from dsh_session._header import SessionHeader, SessionId
 from dsh_session._parse import collector_paused, parse_events
+from dsh_session._search import SearchHit, SearchQuery
 from dsh_session.errors import (
     HarnessCorruptError,
     SessionError,
     SessionNotFoundError,
     StoreError,
 )
+from dsh_session.events import LogEvent
 from dsh_session.stores._base import Batch, StoreMode, StoreStats
 from dsh_session.stores._codec import dump_event, dump_header
 from dsh_session.stores._harness_jsonl import dsh_header
 from dsh_session.stores._ownership import SessionLocks
 from dsh_session.stores._recovery import StoredLog
+from dsh_session.stores._search_fts5 import indexed_search
+from dsh_session.stores._search_harness import attach_index, harness_index, stamp_of
 from dsh_session.stores._sqlite_layouts import SqliteLayout, _LayoutChanged
 
 logger = logging.getLogger(__name__)
@@ -83,11 +88,13 @@ class HarnessLayout(SqliteLayout):
         self._busy_timeout = busy_timeout
         self._locks = SessionLocks(self.lock_path_of, name)
         self._db: sqlite3.Connection | None = None
+        self._search = harness_index(self._events_of)
         if create is not None:
             self._create(create)
         self._check(self._reader())
         if not self.read_only:
             self._db = self._connect("rw")
+            self._attach_index(self._db)
 
     def __repr__(self) -> str:
         return self._name
@@ -134,6 +141,13 @@ class HarnessLayout(SqliteLayout):
             return self._db
         return self._connect("ro", immutable=not Path(f"{self.path}-wal").exists())
 
+    def _attach_index(self, db: sqlite3.Connection) -> bool:
+        try:
+            return attach_index(db, self._search, self.path, writable=not self.read_only)
+        except sqlite3.Error as error:
+            db.close()
+            raise StoreError(f"{self}: cannot open its search index: {error}") from error
+
     def _check(self, db: sqlite3.Connection) -> None:
         try:
             check_schema(db, where=str(self.path))
@@ -159,18 +173,24 @@ class HarnessLayout(SqliteLayout):
         ends, which fences off a writer that appended behind this store's back."""
         assert self._db is not None, "a read-only store never writes"
         events = [json.loads(dump_event(event)) for event in batch.events]
+        sid = batch.session_id
+
+        def index(db: sqlite3.Connection) -> None:
+            self._search.add(db, sid, batch.events, stamp_of(db, sid))
+
         if batch.header is None:
-            append_batch(self._db, {"id": batch.session_id}, events)
+            append_batch(self._db, {"id": sid}, events, before_commit=index)
         else:
             header: dict[str, Any] = json.loads(dump_header(batch.header))
             header.setdefault("delegationDepth", 0)
-            append_batch(self._db, header, events, create=True)
+            append_batch(self._db, header, events, create=True, before_commit=index)
         self.stats.fsyncs += 1
 
     def delete_log(self, session_id: SessionId) -> None:
         """The session's row and its event rows, in one transaction."""
         assert self._db is not None, "a read-only store never writes"
-        if not delete_session(self._db, session_id):
+        forget = functools.partial(self._search.forget, session_id=session_id)
+        if not delete_session(self._db, session_id, before_commit=forget):
             raise SessionNotFoundError(session_id, self._name)
         self.stats.fsyncs += 1
 
@@ -182,9 +202,20 @@ class HarnessLayout(SqliteLayout):
         # 100k-event read).
         with collector_paused():
             stored = self._read_stored(session_id)
-            events = migrate_legacy_events(stored.events, session_id)
-            check_vocabulary(events, session_id)
-            return StoredLog(dsh_header(stored.header), parse_events(events))
+            return StoredLog(dsh_header(stored.header), self._events_of(stored))
+
+    def _events_of(self, stored: StoredSession) -> list[LogEvent]:
+        """A stored session's events as dsh reads them, refusing a torn one."""
+        session_id = stored.header["id"]
+        if stored.torn_from is not None:
+            raise HarnessCorruptError(
+                f"{self}: the rows of session {session_id!r} from seq {stored.torn_from} "
+                "do not continue its log; they are left as they are",
+                seq=stored.torn_from,
+            )
+        events = migrate_legacy_events(stored.events, session_id)
+        check_vocabulary(events, session_id)
+        return parse_events(events)
 
     def _read_stored(self, session_id: SessionId) -> StoredSession:
         db = self._reader()
@@ -199,12 +230,6 @@ class HarnessLayout(SqliteLayout):
                 db.close()
         if stored is None:
             raise SessionNotFoundError(session_id, self._name)
-        if stored.torn_from is not None:
-            raise HarnessCorruptError(
-                f"{self}: the rows of session {session_id!r} from seq {stored.torn_from} "
-                "do not continue its log; they are left as they are",
-                seq=stored.torn_from,
-            )
         return stored
 
     def read_headers(self) -> list[SessionHeader]:
@@ -221,6 +246,33 @@ class HarnessLayout(SqliteLayout):
             except SessionError as error:  # e.g. an id dsh cannot use as a file name
                 logger.warning("%s: session %r not listed: %s", self, header.get("id"), error)
         return headers
+
+    # --- search -----------------------------------------------------------------------
+
+    def search(
+        self, query: SearchQuery, *, session_id: str | None, role: str | None, limit: int
+    ) -> list[SearchHit] | None:
+        db = self._reader()
+        try:
+            if db is not self._db and not self._attach_index(db):
+                return None
+            return indexed_search(
+                self._search,
+                db,
+                writable=db is self._db,
+                where=self._name,
+                query=query,
+                session_id=session_id,
+                role=role,
+                limit=limit,
+            )
+        finally:
+            if db is not self._db:
+                db.close()
+
+    def reindex(self) -> int:
+        assert self._db is not None, "a read-only store never writes"
+        return self._search.rebuild(self._db)
 
     def release(self) -> None:
         if self._db is not None:

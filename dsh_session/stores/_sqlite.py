@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Literal
 
 from dsh_session._header import SessionHeader, SessionId
+from dsh_session._search import SearchHit, SearchQuery
 from dsh_session.errors import (
     StoreError,
     StoreNotFoundError,
@@ -147,6 +148,15 @@ class SqliteSessionStore(SessionStore):
 
     def _read_headers(self) -> list[SessionHeader]:
         return self._layout.read_headers()
+
+    def _search(
+        self, query: SearchQuery, session_id: SessionId | None, role: str | None, limit: int
+    ) -> list[SearchHit]:
+        found = self._layout.search(query, session_id=session_id, role=role, limit=limit)
+        return self._scan(query, session_id, role, limit) if found is None else found
+
+    def _reindex(self) -> int:
+        return self._layout.reindex()
 
     def _release(self) -> None:
         self._layout.release()

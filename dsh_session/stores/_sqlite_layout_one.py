@@ -19,6 +19,7 @@ from dsh_session._harness_format import SCHEMA_VERSION as HARNESS_SCHEMA_VERSION
 from dsh_session._header import SessionHeader, SessionId, parse_header
 from dsh_session._mailbox._sqlite import create_mailbox_table
 from dsh_session._parse import parse_events
+from dsh_session._search import SearchHit, SearchQuery
 from dsh_session.errors import (
     NotARegularFileError,
     SessionCorruptError,
@@ -32,6 +33,8 @@ from dsh_session.stores._codec import dump_event, dump_header, listed_headers
 from dsh_session.stores._ownership import SessionLocks, this_writer
 from dsh_session.stores._recovery import StoredLog
 from dsh_session.stores._regular_file import open_regular
+from dsh_session.stores._search_fts5 import indexed_search
+from dsh_session.stores._search_layout_one import create_index, index_batch, layout_one_index
 from dsh_session.stores._sqlite_layouts import (
     SQLITE_MAGIC,
     SqliteLayout,
@@ -99,6 +102,7 @@ class DshLayout(SqliteLayout):
             self._peek_layout(creating=creating)
         self._locks = SessionLocks(self.lock_path_of, name)
         self._epochs: dict[SessionId, int] = {}
+        self._search = layout_one_index()
         """The writer epoch this store claimed, per session it owns and has written."""
         uri = f"{self.path.absolute().as_uri()}?mode={_URI_MODES[mode]}"
         try:
@@ -180,6 +184,7 @@ class DshLayout(SqliteLayout):
         if version < LAYOUT_VERSION:
             self._create_tables(db)
         create_mailbox_table(db)  # the delivery mailbox (dsh_session/_mailbox/_sqlite.py)
+        create_index(self._search, db)
 
     def _create_tables(self, db: sqlite3.Connection) -> None:
         """Add layout 1's tables in one transaction, unless, once it holds the write
@@ -253,6 +258,7 @@ class DshLayout(SqliteLayout):
                 epoch = self._epochs[sid]
                 _EPOCHS.check(db.cursor(), sid, epoch, self._name)
             db.executemany("INSERT INTO dsh_events (session_id, seq, event) VALUES (?, ?, ?)", rows)
+            index_batch(self._search, db, batch)
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
@@ -283,6 +289,7 @@ class DshLayout(SqliteLayout):
                 raise SessionNotFoundError(session_id, self._name)
             db.execute("DELETE FROM dsh_events WHERE session_id = ?", (session_id,))
             _EPOCHS.forget(db.cursor(), session_id)
+            self._search.forget(db, session_id)
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
@@ -338,6 +345,23 @@ class DshLayout(SqliteLayout):
 
     def read_headers(self) -> list[SessionHeader]:
         return listed_headers(self._name, self._db.execute("SELECT id, header FROM dsh_sessions"))
+
+    def search(
+        self, query: SearchQuery, *, session_id: str | None, role: str | None, limit: int
+    ) -> list[SearchHit] | None:
+        return indexed_search(
+            self._search,
+            self._db,
+            writable=not self.read_only,
+            where=self._name,
+            query=query,
+            session_id=session_id,
+            role=role,
+            limit=limit,
+        )
+
+    def reindex(self) -> int:
+        return self._search.rebuild(self._db)
 
     def release(self) -> None:
         self._db.close()

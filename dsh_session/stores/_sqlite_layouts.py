@@ -29,6 +29,7 @@ from typing import Literal
 
 from dsh_session._harness_format import APPLICATION_ID, SCHEMA_VERSION
 from dsh_session._header import SessionHeader, SessionId
+from dsh_session._search import SearchHit, SearchQuery
 from dsh_session.errors import NotARegularFileError, StoreError, StoreNotFoundError
 from dsh_session.events import LogEvent
 from dsh_session.stores._base import Batch
@@ -159,6 +160,17 @@ class SqliteLayout(ABC):
     @abstractmethod
     def read_headers(self) -> list[SessionHeader]:
         """Every stored session's header (``SessionStore._read_headers``)."""
+
+    @abstractmethod
+    def search(
+        self, query: SearchQuery, *, session_id: str | None, role: str | None, limit: int
+    ) -> list[SearchHit] | None:
+        """Search through the layout's index (``SessionStore._search``); ``None`` when
+        the index cannot answer for the logs (then the store scans them)."""
+
+    @abstractmethod
+    def reindex(self) -> int:
+        """Rebuild the index from the logs (``SessionStore._reindex``)."""
 
     @abstractmethod
     def release(self) -> None:

@@ -75,6 +75,7 @@ def test_the_walk_sees_the_public_submodules() -> None:
         "dsh_agent.mcp",
         "dsh_agent.inbox",
         "dsh_agent.requests",
+        "dsh_agent.testing",
         "dsh_agent.tools",
     ):
         assert expected in modules

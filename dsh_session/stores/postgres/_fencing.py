@@ -39,6 +39,8 @@ CHANNEL = "dsh_session_events"
 """The NOTIFY channel; each payload is ``<session id> <head>``."""
 
 Connection = psycopg.Connection[tuple[Any, ...]]
+Statements = Sequence[tuple[str, Sequence[Sequence[Any]]]]
+"""Statements and their parameter rows, run inside a write's transaction."""
 IDLE = TransactionStatus.IDLE
 
 
@@ -87,6 +89,7 @@ def _write(
     fence_params: Sequence[Any],
     session_id: SessionId,
     rows: Sequence[tuple[int, str]],
+    also: Statements,
 ) -> psycopg.Error | None:
     """Run the fence and the inserts as one transaction, sent in one pipeline, so the
     server runs it to its end whatever the client does next. Return ``None`` when it
@@ -100,6 +103,9 @@ def _write(
                 connection.cursor().executemany(
                     _INSERT, [(session_id, seq, event) for seq, event in rows]
                 )
+            for sql, params in also:
+                if params:
+                    connection.cursor().executemany(sql.encode(), params)
             connection.execute("COMMIT")
     except psycopg.Error as error:
         if not connection.broken and connection.info.transaction_status != IDLE:
@@ -117,10 +123,12 @@ def create(
     owner: str,
     notify: bool,
     where: str,
+    also: Statements = (),
 ) -> Fence:
-    """Store a new session with its first events, owned by ``token`` at epoch 1."""
+    """Store a new session with its first events, owned by ``token`` at epoch 1; the
+    statements ``also`` run in the same transaction (the search index's)."""
     created = (header.id, header.created_at, header.model_dump_json(), len(rows), token, owner)
-    error = _write(connection, _CREATE, (*created, notify), header.id, rows)
+    error = _write(connection, _CREATE, (*created, notify), header.id, rows, also)
     if error is None:
         return Fence(epoch=1, head=len(rows))
     if _already_written(connection, header.id, Fence(epoch=1, head=0), rows, token=token):
@@ -141,11 +149,13 @@ def append(
     *,
     notify: bool,
     where: str,
+    also: Statements = (),
 ) -> Fence:
     """Append events at ``fence.head``, or raise :class:`SessionConflictError` (nothing
-    written) when another writer claimed the session since."""
+    written) when another writer claimed the session since; the statements ``also``
+    run in the same transaction."""
     advance = (session_id, fence.epoch, fence.head, len(rows), notify)
-    error = _write(connection, _ADVANCE, advance, session_id, rows)
+    error = _write(connection, _ADVANCE, advance, session_id, rows, also)
     if error is None:
         return Fence(fence.epoch, fence.head + len(rows))
     if _already_written(connection, session_id, fence, rows):
@@ -242,9 +252,12 @@ def release(connection: Connection, token: int, session_ids: Sequence[SessionId]
         connection.execute("COMMIT")
 
 
-def delete(connection: Connection, session_id: SessionId, token: int, where: str) -> None:
+def delete(
+    connection: Connection, session_id: SessionId, token: int, where: str, also: Statements = ()
+) -> None:
     """Remove a session this token has just claimed, header row and events in one
-    transaction: a crash leaves it whole (owned by a dead token, so free) or gone."""
+    transaction: a crash leaves it whole (owned by a dead token, so free) or gone. Each
+    statement of ``also`` runs in it with the session id."""
     with connection.transaction():
         removed = connection.execute(
             "DELETE FROM dsh_sessions WHERE id = %s AND owner_token = %s", (session_id, token)
@@ -257,6 +270,8 @@ def delete(connection: Connection, session_id: SessionId, token: int, where: str
                 holder=None,
             )
         connection.execute("DELETE FROM dsh_events WHERE session_id = %s", (session_id,))
+        for sql, _ in also:
+            connection.execute(sql.encode(), (session_id,))
 
 
 __all__ = [

@@ -23,6 +23,7 @@ from psycopg_pool import ConnectionPool
 
 from dsh_session._header import SessionHeader, SessionId, parse_header, validate_session_id
 from dsh_session._parse import parse_events
+from dsh_session._search import SearchHit, SearchQuery
 from dsh_session.errors import SessionCorruptError, SessionNotFoundError, StoreError
 from dsh_session.events import LogEvent
 from dsh_session.stores._base import Batch, SessionStore, StoreMode
@@ -32,6 +33,7 @@ from dsh_session.stores._ownership import this_writer
 from dsh_session.stores._recovery import StoredLog
 from dsh_session.stores.postgres import _fencing as fencing
 from dsh_session.stores.postgres import _schema as schema
+from dsh_session.stores.postgres import _search as search_index
 from dsh_session.stores.postgres._fencing import Connection, Fence
 from dsh_session.stores.postgres._follow import listen_events
 
@@ -68,6 +70,8 @@ class PostgresSessionStore(SessionStore):
             raise StoreError(f"{self}: cannot connect: {error}") from error
         try:
             schema.prepare(self._writer, mode, repr(self))
+            if not self.read_only:
+                search_index.create_tables(self._writer)
             self._token = 0 if self.read_only else fencing.take_token(self._writer)
             self._pool: ConnectionPool[Connection] = ConnectionPool(
                 dsn,
@@ -145,7 +149,9 @@ class PostgresSessionStore(SessionStore):
         also fences any stale writer), then remove it in one transaction."""
         self._claim_stored(session_id, take_over=False)
         try:
-            fencing.delete(self._writer_connection(), session_id, self._token, repr(self))
+            fencing.delete(
+                self._writer_connection(), session_id, self._token, repr(self), search_index.FORGET
+            )
         except psycopg.Error as error:
             raise StoreError(f"{self}: cannot delete session {session_id!r}: {error}") from error
         self.stats.fsyncs += 1
@@ -158,6 +164,8 @@ class PostgresSessionStore(SessionStore):
         sid = batch.session_id
         rows = [(event.seq, dump_event(event).decode()) for event in batch.events]
         connection = self._writer_connection()
+        head = (0 if batch.header is not None else self._fences[sid].head) + len(rows)
+        index = search_index.index_rows(sid, batch.events, head)
         if batch.header is not None:
             fence = fencing.create(
                 connection,
@@ -167,10 +175,17 @@ class PostgresSessionStore(SessionStore):
                 owner=self._owner,
                 notify=self._notify,
                 where=repr(self),
+                also=index,
             )
         else:
             fence = fencing.append(
-                connection, sid, self._fences[sid], rows, notify=self._notify, where=repr(self)
+                connection,
+                sid,
+                self._fences[sid],
+                rows,
+                notify=self._notify,
+                where=repr(self),
+                also=index,
             )
         self.stats.fsyncs += 1
         self._fences[sid] = fence
@@ -203,6 +218,30 @@ class PostgresSessionStore(SessionStore):
         with self._pool.connection() as connection:
             rows = connection.execute("SELECT id, header FROM dsh_sessions").fetchall()
         return listed_headers(repr(self), rows)
+
+    def _search(
+        self, query: SearchQuery, session_id: SessionId | None, role: str | None, limit: int
+    ) -> list[SearchHit]:
+        with self._pool.connection() as connection:
+            usable = search_index.has_tables(connection)
+            if usable and not self.read_only:
+                search_index.reconcile(connection, self._events_for_index)
+            elif usable:
+                usable = not search_index.is_stale(connection)
+            if usable:
+                return search_index.search(connection, query, session_id, role, limit, repr(self))
+        return self._scan(query, session_id, role, limit)
+
+    def _reindex(self) -> int:
+        with self._pool.connection() as connection:
+            search_index.reconcile(connection, self._events_for_index, everything=True)
+            found = connection.execute("SELECT count(*) FROM dsh_search_docs").fetchone()
+        return int(found[0]) if found else 0
+
+    def _events_for_index(
+        self, connection: Connection, session_id: SessionId, head: int
+    ) -> list[LogEvent]:
+        return parse_events(events_between(connection, session_id, 0, head, repr(self)))
 
     def follow(
         self, session_id: str, *, from_seq: int = 0, poll_interval: float = 1.0
