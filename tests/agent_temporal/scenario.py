@@ -20,7 +20,14 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from dsh_agent import AgentConfig, Tool, ToolContext
-    from dsh_agent.temporal import SessionWorkflow, TemporalAgent, TurnOutcome
+    from dsh_agent.temporal import (
+        ModelStepInput,
+        SessionWorkflow,
+        StepReport,
+        TemporalAgent,
+        ToolStepInput,
+        TurnOutcome,
+    )
     from dsh_llm.providers import adapter_for
 
 AGENT_NAME = "scripted"
@@ -122,4 +129,33 @@ class Conversation:
         return [await agent.run(given.session_id, text) for text in given.messages]
 
 
-WORKFLOWS = (Conversation, SessionWorkflow)
+@dataclass(frozen=True)
+class OnePieceInput:
+    """One activity of the agent, scheduled by hand: a model step or a tool call."""
+
+    model_step: ModelStepInput | None = None
+    tool_call: ToolStepInput | None = None
+
+
+@workflow.defn(name="scripted-one-piece")
+class OnePiece:
+    """A user's workflow scheduling one of the agent's activities with the given input
+    (as a workflow with its own bookkeeping would), to see what the activity refuses."""
+
+    @workflow.run
+    async def run(self, given: OnePieceInput) -> StepReport:
+        piece, value = (
+            ("model_step", given.model_step)
+            if given.model_step is not None
+            else ("tool_call", given.tool_call)
+        )
+        report: StepReport = await workflow.execute_activity(
+            f"{AGENT_NAME}.{piece}",
+            value,
+            result_type=StepReport,
+            start_to_close_timeout=timedelta(seconds=60),
+        )
+        return report
+
+
+WORKFLOWS = (Conversation, OnePiece, SessionWorkflow)
