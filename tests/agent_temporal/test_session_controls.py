@@ -22,9 +22,12 @@ from agent_temporal.checks import (
     wait_until,
 )
 from agent_temporal.conftest import running_worker
+from agent_temporal.scenario import count, scripted_tools
 from agent_temporal.test_session_workflow import _agent, _idle_after, _status_until, _text
+from dsh_agent import AgentLoop
 from dsh_agent.temporal import SessionStatus, SessionWorkflow, TemporalAgent
-from dsh_llm import AssistantMessage, UserMessage
+from dsh_llm import AssistantMessage, UserMessage, create_user_message
+from dsh_llm.providers import adapter_for
 from dsh_session import Session, tool_failure_codes
 from dsh_session.events import (
     AbortedReason,
@@ -185,8 +188,6 @@ async def test_a_cancel_while_a_call_awaits_approval_answers_it_aborted_before_d
     side_effects: Path,
     store_url: str,
 ) -> None:
-    from agent_temporal.scenario import count
-
     session_id, agent = str(uuid.uuid4()), _agent(store_url)
     async with running_worker(client, task_queue, model_server, side_effects):
         handle = await agent.send(
@@ -211,3 +212,43 @@ async def test_a_cancel_while_a_call_awaits_approval_answers_it_aborted_before_d
     await assert_log_rebuilds_the_wire_requests(
         session, model_server, list(model_server.raw_requests)
     )
+    local = await _local_loop_cancelled_while_waiting(model_server, side_effects)
+    assert _first_turn(session) == _first_turn(local)  # the log the agent loop writes
+
+
+async def _local_loop_cancelled_while_waiting(server: FakeOpenAIServer, folder: Path) -> Session:
+    """The same turn in one process: the agent loop, cancelled while ``guarded`` waits."""
+    agent = AgentLoop(
+        session=Session.create(),
+        adapter=adapter_for(f"openai-compatible:scripted-model@{server.base_url}"),
+        provider="openai-compatible",
+        model="scripted-model",
+        tools=scripted_tools(folder),
+    )
+    agent.followup(create_user_message('call guarded {"n": 1}'))
+    await agent.when_idle()
+    assert agent.pending_approvals
+    agent.cancel("user")
+    await agent.when_idle()
+    await agent.aclose()
+    return agent.session
+
+
+def _first_turn(session: Session) -> list[tuple[str, object]]:
+    """Turn 1's events as (type, what they say that does not vary between runs)."""
+    start = next(i for i, e in enumerate(session.events) if e.type == "turn/start")
+    end = next(i for i, e in enumerate(session.events) if e.type == "turn/end")
+    shown: list[tuple[str, object]] = []
+    for event in session.events[start : end + 1]:
+        if event.type == "session/end-seed":  # a resuming load's mark: between activities
+            continue
+        detail: object = None
+        if isinstance(event, ToolResultEvent):
+            blocks = event.data.message.content  # the call ids differ: the server counts
+            detail = ([(b.content, b.is_error) for b in blocks], event.data.error)
+        elif isinstance(event, ApprovalDecidedEvent):
+            detail = event.data.outcome
+        elif isinstance(event, TurnEndEvent):
+            detail = event.data.reason
+        shown.append((event.type, detail))
+    return shown
