@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
         StepReport,
         TemporalAgent,
         ToolStepInput,
+        TurnControl,
         TurnOutcome,
     )
     from dsh_llm.providers import adapter_for
@@ -129,6 +130,36 @@ class Conversation:
         return [await agent.run(given.session_id, text) for text in given.messages]
 
 
+@workflow.defn(name="scripted-steerable")
+class SteerableConversation:
+    """A user's own workflow whose signal handlers steer or cancel its agent's turn
+    through a ``TurnControl``."""
+
+    def __init__(self) -> None:
+        self._control = TurnControl()
+
+    @workflow.signal(name="cancel")
+    def cancel(self) -> None:
+        self._control.cancelled = True
+
+    @workflow.query(name="cancelling")
+    def cancelling(self) -> bool:
+        return self._control.cancelled
+
+    @workflow.run
+    async def run(self, given: ConversationInput) -> list[TurnOutcome]:
+        agent = TemporalAgent(
+            AGENT_NAME,
+            store_url=given.store_url,
+            heartbeat=timedelta(seconds=given.heartbeat_seconds),
+        )
+        outcomes = []
+        for text in given.messages:
+            outcomes.append(await agent.run(given.session_id, text, control=self._control))
+            self._control.cancelled = False
+        return outcomes
+
+
 @dataclass(frozen=True)
 class OnePieceInput:
     """One activity of the agent, scheduled by hand: a model step or a tool call."""
@@ -158,4 +189,4 @@ class OnePiece:
         return report
 
 
-WORKFLOWS = (Conversation, OnePiece, SessionWorkflow)
+WORKFLOWS = (Conversation, OnePiece, SessionWorkflow, SteerableConversation)

@@ -16,8 +16,10 @@ from cli.openai_server import FakeOpenAIServer
 from temporalio.client import Client, WorkflowHandle
 
 from agent_temporal.checks import (
+    PAYLOAD_BOUND,
     assert_log_rebuilds_the_wire_requests,
     exists,
+    history_payload_sizes,
     stored_session,
     wait_until,
 )
@@ -168,12 +170,15 @@ async def test_a_cancel_mid_turn_ends_it_aborted_and_the_next_followup_is_served
         not_asked_again = len(model_server.raw_requests) == asked
         await agent.send(client, session_id, "still there?", task_queue=task_queue)
         status = await _status_until(handle, _idle_after(2))
+        run_id = (await handle.describe()).run_id
+        sizes = await history_payload_sizes(client, handle.id, run_id)
 
     session = await stored_session(store_url, session_id)
     first_end = next(e for e in session.events if isinstance(e, TurnEndEvent))
     assert first_end.data.reason == AbortedReason(reason=UserCause())
     assert _turn_ends(session) == ["aborted", "completed"]
     assert not_asked_again  # the model was not asked for the step after the tool
+    assert max(sizes) < PAYLOAD_BOUND  # the cancel signal and the abort activity too
     assert status.turns == 2 and not status.cancelling
     assert _conversation(session)[-1] == ("AssistantMessage", "You said: still there?")
     await assert_log_rebuilds_the_wire_requests(
