@@ -12,11 +12,18 @@ from dsh_agent.temporal._payloads import (
     DecisionInput,
     DeliverInput,
     ModelStepInput,
+    SessionInput,
     StepReport,
     ToolStepInput,
     TurnOutcome,
 )
-from dsh_agent.temporal._scheduler import AgentRef, Decide, Decision, session_workflow_id
+from dsh_agent.temporal._scheduler import (
+    AgentRef,
+    Decide,
+    Decision,
+    TurnControl,
+    session_workflow_id,
+)
 from dsh_agent.temporal._session_workflow import (
     Denial,
     SessionState,
@@ -33,6 +40,7 @@ __all__ = [
     "DeliverInput",
     "Denial",
     "ModelStepInput",
+    "SessionInput",
     "SessionState",
     "SessionStatus",
     "SessionWorkflow",
@@ -40,6 +48,7 @@ __all__ = [
     "StepReport",
     "TemporalAgent",
     "ToolStepInput",
+    "TurnControl",
     "TurnOutcome",
     "session_workflow_id",
 ]

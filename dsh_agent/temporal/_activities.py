@@ -19,8 +19,9 @@ from temporalio.exceptions import ApplicationError
 
 from dsh_agent._config import AgentConfig
 from dsh_agent.errors import DurableStepError
-from dsh_agent.temporal import _inputs, _steps
+from dsh_agent.temporal import _abort, _inputs, _steps
 from dsh_agent.temporal._payloads import (
+    AbortInput,
     DecisionInput,
     DeliverInput,
     ModelStepInput,
@@ -62,14 +63,14 @@ async def _in_store(store_url: str, piece: Callable[[SessionStore], Awaitable[_T
 def build_activities(
     name: str, config: Callable[[], AgentConfig[Any]], idempotent_tools: Collection[str]
 ) -> list[Callable[..., Any]]:
-    """The four activities of the agent ``name``, named ``<name>.<piece>``."""
+    """The five activities of the agent ``name``, named ``<name>.<piece>``."""
 
     @activity.defn(name=f"{name}.deliver")
     async def deliver(given: DeliverInput) -> StepReport:
         return await _in_store(
             given.store_url,
             lambda store: _inputs.deliver(
-                store, config(), given.session_id, given.message_id, given.text
+                store, config(), given.session_id, given.message_id, given.text, given.lane
             ),
         )
 
@@ -106,7 +107,14 @@ def build_activities(
             ),
         )
 
-    return [deliver, model_step, tool_call, decide]
+    @activity.defn(name=f"{name}.abort")
+    async def abort(given: AbortInput) -> StepReport:
+        return await _in_store(
+            given.store_url,
+            lambda store: _abort.abort(store, config(), given.session_id, given.from_seq),
+        )
+
+    return [deliver, model_step, tool_call, decide, abort]
 
 
 __all__ = [

@@ -5,17 +5,24 @@ activities: run from workflow code (:mod:`._scheduler`), registered by a worker
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Collection
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
 from temporalio import workflow
 from temporalio.client import Client, WorkflowHandle
 
 with workflow.unsafe.imports_passed_through():
     from dsh_agent._config import AgentConfig
-    from dsh_agent.temporal._payloads import TurnOutcome
-    from dsh_agent.temporal._scheduler import AgentRef, Decide, StepScheduler, session_workflow_id
+    from dsh_agent.temporal._payloads import SessionInput, TurnOutcome
+    from dsh_agent.temporal._scheduler import (
+        AgentRef,
+        Decide,
+        StepScheduler,
+        TurnControl,
+        session_workflow_id,
+    )
     from dsh_agent.temporal._session_workflow import SessionWorkflow, SessionWorkflowInput
 
 
@@ -91,21 +98,35 @@ class TemporalAgent:
         text: str,
         *,
         task_queue: str,
+        kind: Literal["followup", "steer"] = "followup",
+        message_id: str | None = None,
         continue_after_turns: int = 50,
     ) -> WorkflowHandle[SessionWorkflow, None]:
         """Client code: signal ``text`` to the session's ready workflow
         (:class:`SessionWorkflow`, id ``dsh-session-<session_id>``), starting it when it
-        is not running (signal-with-start). The handle takes ``approve``/``deny``
-        signals and answers the ``status`` query."""
+        is not running (signal-with-start). ``kind="followup"`` queues it for a turn of
+        its own; ``kind="steer"`` puts it into the running turn's next step (the next
+        turn's first step when idle). ``message_id`` (a new UUID when not given) makes
+        sending again safe: the same id is stored once. The handle takes
+        ``approve``/``deny``/``cancel`` signals and answers the ``status`` query."""
         given = SessionWorkflowInput(self.ref, session_id, continue_after_turns)
+        message = SessionInput(message_id or str(uuid.uuid4()), text)
         return await client.start_workflow(
             SessionWorkflow.run,
             given,
             id=session_workflow_id(session_id),
             task_queue=task_queue,
-            start_signal="input",
-            start_signal_args=[text],
+            start_signal=kind,
+            start_signal_args=[message],
         )
+
+    @staticmethod
+    async def cancel(client: Client, session_id: str) -> None:
+        """Client code: abort the running turn of the session's ready workflow: the
+        activity in flight finishes, nothing more of the turn is scheduled, and the
+        log ends the turn ``aborted`` (nothing happens when the agent is idle)."""
+        handle = client.get_workflow_handle(session_workflow_id(session_id))
+        await handle.signal(SessionWorkflow.cancel)
 
     def _agent_config(self) -> AgentConfig[Any]:
         if self._built is None:
@@ -114,12 +135,18 @@ class TemporalAgent:
         return self._built
 
     async def run(
-        self, session_id: str, message: str, *, decide: Decide | None = None
+        self,
+        session_id: str,
+        message: str,
+        *,
+        decide: Decide | None = None,
+        control: TurnControl | None = None,
     ) -> TurnOutcome:
         """Workflow code: deliver ``message`` to the session and run its turn to the end.
         A call that needs approval is put to ``decide``; without it such a call fails
-        the run with an ``ApplicationError``."""
-        return await StepScheduler(self.ref).run(session_id, message, decide)
+        the run with an ``ApplicationError``. ``control`` (filled by the workflow's own
+        signal handlers) steers the turn or cancels it between activities."""
+        return await StepScheduler(self.ref).run(session_id, message, decide, control)
 
 
 __all__ = [

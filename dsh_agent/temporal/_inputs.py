@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from dsh_agent._config import AgentConfig
-from dsh_agent.temporal._payloads import StepReport
+from dsh_agent.temporal._payloads import Lane, StepReport
 from dsh_agent.temporal._pieces import Piece, held, load_owned, wire
 from dsh_llm._create import freeze_message
 from dsh_llm._ids import CallId
@@ -18,11 +18,16 @@ from dsh_session.stores import SessionStore
 
 
 async def deliver(
-    store: SessionStore, config: AgentConfig[Any], session_id: str, message_id: str, text: str
+    store: SessionStore,
+    config: AgentConfig[Any],
+    session_id: str,
+    message_id: str,
+    text: str,
+    lane: Lane = "next-turn",
 ) -> StepReport:
-    """Queue the user message ``message_id`` (created from ``text``, for a turn of its
-    own), creating the session on first input. Delivering the same id again (an
-    activity retried after its flush) changes nothing."""
+    """Queue the user message ``message_id`` (created from ``text``) in ``lane`` of the
+    inbox, creating the session on first input. Delivering the same id again (sent
+    twice, or an activity retried after its flush) changes nothing."""
     try:
         session = await store.load(session_id, take_over=True, close_open_turn=False)
     except SessionNotFoundError:
@@ -43,7 +48,7 @@ async def deliver(
                 }
             )
             assert isinstance(message, UserMessage)
-            inbox.append("next-turn", message)
+            inbox.append(lane, message)
         report = piece.report()
     return report
 

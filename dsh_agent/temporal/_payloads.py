@@ -8,8 +8,13 @@ converter reads the field types at run time, inside the workflow sandbox too.)
 """
 
 from dataclasses import dataclass
+from typing import Literal
 
 from dsh_llm import CallId
+
+Lane = Literal["next-turn", "next-step"]
+"""Where a delivered message waits: for a turn of its own (a followup) or for the
+next step of the running turn, else of the next turn (a steer)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +46,28 @@ class DeliverInput:
     store_url: str
     session_id: str
     message_id: str
-    """Chosen by the workflow (deterministic), so a retried delivery is recognized."""
+    """Chosen by the client (or the workflow, deterministically), so a delivery sent
+    or retried twice is recognized."""
     text: str
+    lane: Lane = "next-turn"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInput:
+    """The value of the ``followup`` and ``steer`` signals: a user message whose id
+    the client mints (the same id twice is stored once)."""
+
+    message_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AbortInput:
+    """The input of the activity that closes the open turn as aborted."""
+
+    store_url: str
+    session_id: str
+    from_seq: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +119,12 @@ class TurnOutcome:
 
 
 __all__ = [
+    "AbortInput",
     "DecisionInput",
     "DeliverInput",
+    "Lane",
     "ModelStepInput",
+    "SessionInput",
     "StepReport",
     "ToolStepInput",
     "TurnOutcome",

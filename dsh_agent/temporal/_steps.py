@@ -169,39 +169,50 @@ async def _answer_call(piece: Piece, call_id: CallId, idempotent_tools: Collecti
             session_id=session.id,
         )
     tools = piece.parts.steps.requests.tools
-    started = _call_seq(session, current, call_id)
+    started = call_seq(session, current, call_id)
     if started is None:
         runner = ToolRunner(context=ctx, tools=tools)
         await runner.run(CancelScope(), current.turn, current.step, (call,))
         return
-    if call.name in idempotent_tools:
-        context = ToolContext(
-            call_id=call_id,
-            turn=current.turn,
-            step=current.step,
-            cancelled=CancelScope().cancelled,
-            deps=ctx.deps,
-        )
-        outcome = await execute_tool_call(tools, call, context)
-        for extra in outcome.additional_contexts:
-            ctx.inbox.append("next-step", extra)
-        content, is_error, error, meta = (
-            outcome.content,
-            outcome.is_error,
-            outcome.error,
-            outcome.meta,
-        )
-    else:
-        content, is_error = (TextBlock(text=OUTCOME_UNKNOWN_TEXT),), True
-        error, meta = OUTCOME_UNKNOWN, None
-    message = create_tool_result_message(call_id=call_id, content=content, is_error=is_error)
+    if call.name not in idempotent_tools:
+        answer_cut_off(session, current, call_id, started)
+        return
+    context = ToolContext(
+        call_id=call_id,
+        turn=current.turn,
+        step=current.step,
+        cancelled=CancelScope().cancelled,
+        deps=ctx.deps,
+    )
+    outcome = await execute_tool_call(tools, call, context)
+    for extra in outcome.additional_contexts:
+        ctx.inbox.append("next-step", extra)
+    message = create_tool_result_message(
+        call_id=call_id, content=outcome.content, is_error=outcome.is_error
+    )
     data = ToolResultData(
-        turn=current.turn, step=current.step, message=message, error=error, meta=meta
+        turn=current.turn,
+        step=current.step,
+        message=message,
+        error=outcome.error,
+        meta=outcome.meta,
     )
     session.append("tool/result", data, source_event_seqs=(started,))
 
 
-def _call_seq(session: Session, current: OpenStep, call_id: CallId) -> int | None:
+def answer_cut_off(session: Session, current: OpenStep, call_id: CallId, started: int) -> None:
+    """Commit the ``TOOL_OUTCOME_UNKNOWN`` result load-time repair writes for a call
+    that was started (its ``tool/call`` at seq ``started``) and never answered."""
+    message = create_tool_result_message(
+        call_id=call_id, content=(TextBlock(text=OUTCOME_UNKNOWN_TEXT),), is_error=True
+    )
+    data = ToolResultData(
+        turn=current.turn, step=current.step, message=message, error=OUTCOME_UNKNOWN, meta=None
+    )
+    session.append("tool/result", data, source_event_seqs=(started,))
+
+
+def call_seq(session: Session, current: OpenStep, call_id: CallId) -> int | None:
     for event in session.events[current.start :]:
         if isinstance(event, ToolCallEvent) and event.data.call_id == call_id:
             return event.seq
@@ -216,6 +227,8 @@ def _has_result(session: Session, call_id: CallId) -> bool:
 
 
 __all__ = [
+    "answer_cut_off",
+    "call_seq",
     "model_step",
     "tool_call",
 ]

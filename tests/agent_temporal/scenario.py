@@ -20,7 +20,15 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from dsh_agent import AgentConfig, Tool, ToolContext
-    from dsh_agent.temporal import SessionWorkflow, TemporalAgent, TurnOutcome
+    from dsh_agent.temporal import (
+        ModelStepInput,
+        SessionWorkflow,
+        StepReport,
+        TemporalAgent,
+        ToolStepInput,
+        TurnControl,
+        TurnOutcome,
+    )
     from dsh_llm.providers import adapter_for
 
 AGENT_NAME = "scripted"
@@ -105,7 +113,7 @@ class ConversationInput:
     store_url: str
     session_id: str
     messages: tuple[str, ...]
-    heartbeat_seconds: float = 1.0
+    heartbeat_seconds: float = 5.0  # a dead worker is noticed in 5 s; 1 s was missed under load
 
 
 @workflow.defn(name="scripted-conversation")
@@ -122,4 +130,63 @@ class Conversation:
         return [await agent.run(given.session_id, text) for text in given.messages]
 
 
-WORKFLOWS = (Conversation, SessionWorkflow)
+@workflow.defn(name="scripted-steerable")
+class SteerableConversation:
+    """A user's own workflow whose signal handlers steer or cancel its agent's turn
+    through a ``TurnControl``."""
+
+    def __init__(self) -> None:
+        self._control = TurnControl()
+
+    @workflow.signal(name="cancel")
+    def cancel(self) -> None:
+        self._control.cancelled = True
+
+    @workflow.query(name="cancelling")
+    def cancelling(self) -> bool:
+        return self._control.cancelled
+
+    @workflow.run
+    async def run(self, given: ConversationInput) -> list[TurnOutcome]:
+        agent = TemporalAgent(
+            AGENT_NAME,
+            store_url=given.store_url,
+            heartbeat=timedelta(seconds=given.heartbeat_seconds),
+        )
+        outcomes = []
+        for text in given.messages:
+            outcomes.append(await agent.run(given.session_id, text, control=self._control))
+            self._control.cancelled = False
+        return outcomes
+
+
+@dataclass(frozen=True)
+class OnePieceInput:
+    """One activity of the agent, scheduled by hand: a model step or a tool call."""
+
+    model_step: ModelStepInput | None = None
+    tool_call: ToolStepInput | None = None
+
+
+@workflow.defn(name="scripted-one-piece")
+class OnePiece:
+    """A user's workflow scheduling one of the agent's activities with the given input
+    (as a workflow with its own bookkeeping would), to see what the activity refuses."""
+
+    @workflow.run
+    async def run(self, given: OnePieceInput) -> StepReport:
+        piece, value = (
+            ("model_step", given.model_step)
+            if given.model_step is not None
+            else ("tool_call", given.tool_call)
+        )
+        report: StepReport = await workflow.execute_activity(
+            f"{AGENT_NAME}.{piece}",
+            value,
+            result_type=StepReport,
+            start_to_close_timeout=timedelta(seconds=60),
+        )
+        return report
+
+
+WORKFLOWS = (Conversation, OnePiece, SessionWorkflow, SteerableConversation)

@@ -25,7 +25,7 @@ from dsh_llm import AssistantMessage, CallId, UserMessage
 
 
 def _agent(store_url: str) -> TemporalAgent:
-    return TemporalAgent(AGENT_NAME, store_url=store_url, heartbeat=timedelta(seconds=1))
+    return TemporalAgent(AGENT_NAME, store_url=store_url, heartbeat=timedelta(seconds=5))
 
 
 async def _status_until(
