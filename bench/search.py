@@ -24,7 +24,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -129,17 +129,29 @@ def _turns(session: Session, rng: random.Random) -> Iterator[None]:
         yield
 
 
-async def _fill(store: SessionStore, sessions: int, events: int) -> None:
-    """``sessions`` sessions of about ``events`` events each (whole turns), the same
-    words on every backend (one seed per session)."""
+def _sessions(sessions: int, events: int) -> Iterator[Session]:
+    """``sessions`` sessions of about ``events`` events each (whole turns), one seed per
+    session, so every backend gets the same words; made one at a time."""
     for number in range(sessions):
         session = Session.create(f"s{number:05d}")
-        store.attach(session)
         appender = _turns(session, random.Random(number))
         while session.seq < events or session.events[-1].type != "turn/end":
             next(appender)
-        await store.flush(session)
-        store.detach(session)
+        yield session
+
+
+async def _fill(stores: dict[str, SessionStore], sessions: int, events: int) -> dict[str, float]:
+    """Write the corpus to every store, each session generated once and written whole
+    by one durable flush per store (the stores' batch path); seconds spent per store."""
+    spent = dict.fromkeys(stores, 0.0)
+    for session in _sessions(sessions, events):
+        for name, store in stores.items():
+            start = time.perf_counter()
+            store.attach(session)
+            await store.flush(session)
+            store.detach(session)
+            spent[name] += time.perf_counter() - start
+    return spent
 
 
 async def _latencies(store: SessionStore, rounds: int) -> list[float]:
@@ -154,12 +166,24 @@ async def _latencies(store: SessionStore, rounds: int) -> list[float]:
 
 
 async def _measure(
-    open_store: Callable[[], SessionStore], sessions: int, events: int, rounds: int
-) -> list[float]:
-    async with open_store() as store:
-        await _fill(store, sessions, events)
-    async with open_store() as store:
-        return await _latencies(store, rounds)
+    openers: dict[str, Callable[[], SessionStore]], sessions: int, events: int, rounds: int
+) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """Fill every store, then open each again and time its searches (a scan, which
+    reads every log, takes a tenth of the rounds)."""
+    stores = {name: open_store() for name, open_store in openers.items()}
+    try:
+        for store in stores.values():
+            await store.__aenter__()
+        filled = await _fill(stores, sessions, events)
+    finally:
+        for store in stores.values():
+            await store.close()
+    samples = {}
+    for name, open_store in openers.items():
+        async with open_store() as store:
+            scans = "scan" in name
+            samples[name] = await _latencies(store, max(1, rounds // 10) if scans else rounds)
+    return filled, samples
 
 
 def _p(samples: list[float], share: float) -> float:
@@ -199,16 +223,39 @@ def _postgres() -> Iterator[str | None]:
             server.stop()
 
 
+def _corpus(options: Options) -> tuple[int, int]:
+    """Sessions and events per session: ``DSH_BENCH_SEARCH_FULL=1`` is the issue's
+    1,000 x 1,000 (1M events); else ``DSH_BENCH_SEARCH_SESSIONS`` (100; 20 quick) and
+    ``DSH_BENCH_SEARCH_EVENTS`` (1,000)."""
+    if os.environ.get("DSH_BENCH_SEARCH_FULL") == "1":
+        return 1_000, 1_000
+    sessions = 20 if options.quick else int(os.environ.get("DSH_BENCH_SEARCH_SESSIONS", "100"))
+    return sessions, int(os.environ.get("DSH_BENCH_SEARCH_EVENTS", "1000"))
+
+
+def _chosen(variable: str, every: tuple[str, ...]) -> tuple[str, ...]:
+    """The names a comma-separated environment variable picks (all when unset)."""
+    given = os.environ.get(variable)
+    if not given:
+        return every
+    picked = tuple(name.strip() for name in given.split(","))
+    unknown = sorted(set(picked) - set(every))
+    if unknown:
+        raise SystemExit(f"{variable}: unknown {unknown}; choose from {list(every)}")
+    return picked
+
+
+BACKENDS = ("schema17", "layout1", "jsonl", "postgresql")
+PARTS = ("append", "search", "replay")
+
+
 def _search_cases(options: Options) -> list[Case]:
-    sessions, events = (
-        (20, 1_000)
-        if options.quick
-        else (int(os.environ.get("DSH_BENCH_SEARCH_SESSIONS", "100")), 1_000)
-    )
+    sessions, events = _corpus(options)
+    backends = _chosen("DSH_BENCH_SEARCH_BACKENDS", BACKENDS)
     rounds = options.repeats(20)
-    corpus = f"{sessions} sessions x ~{events} events"
     cases = []
-    with tempfile.TemporaryDirectory() as folder, _postgres() as dsn:
+    postgres = _postgres() if "postgresql" in backends else nullcontext(None)
+    with tempfile.TemporaryDirectory() as folder, postgres as dsn:
         root = Path(folder)
         stores: dict[str, Callable[[], SessionStore]] = {
             "sqlite (schema 17)": lambda: SqliteSessionStore(root / "harness.db"),
@@ -218,19 +265,27 @@ def _search_cases(options: Options) -> list[Case]:
                 else create_layout_one(root / "one.db")
             ),
             "jsonl (scan)": lambda: JsonlSessionStore(root / "jsonl"),
+            "postgresql": lambda: PostgresSessionStore(str(dsn)),
         }
-        if dsn is not None:
-            stores["postgresql"] = lambda: PostgresSessionStore(dsn)
-        p50: dict[str, float] = {}
-        p99: dict[str, float] = {}
-        for name, open_store in stores.items():
-            scans = "scan" in name  # a scan reads every log: fewer rounds
-            samples = asyncio.run(
-                _measure(open_store, sessions, events, max(1, rounds // 10) if scans else rounds)
-            )
-            p50[name], p99[name] = statistics.median(samples), _p(samples, 0.99)
+        keys = dict(zip(BACKENDS, stores, strict=True))
+        if dsn is None:
+            backends = tuple(b for b in backends if b != "postgresql")
+        chosen = {keys[b]: stores[keys[b]] for b in backends}
+        filled, samples = asyncio.run(_measure(chosen, sessions, events, rounds))
+        corpus = f"{sessions} sessions x ~{events} events"
+        p50 = {name: statistics.median(values) for name, values in samples.items()}
+        p99 = {name: _p(values, 0.99) for name, values in samples.items()}
         cases.append(Case(SUITE, f"search latency p50 ({corpus})", "s", p50, notes="7 queries"))
         cases.append(Case(SUITE, f"search latency p99 ({corpus})", "s", p99, notes="7 queries"))
+        cases.append(
+            Case(
+                SUITE,
+                f"writing the corpus ({corpus})",
+                "s",
+                filled,
+                notes="one durable flush per session",
+            )
+        )
     return cases
 
 
@@ -405,4 +460,39 @@ def _replay_cases(options: Options) -> list[Case]:
 
 
 def run(options: Options) -> list[Case]:
-    return [*_append_cases(options), *_search_cases(options), *_replay_cases(options)]
+    """The parts ``DSH_BENCH_SEARCH_PARTS`` names (all by default)."""
+    parts = {"append": _append_cases, "search": _search_cases, "replay": _replay_cases}
+    return [
+        case for part in _chosen("DSH_BENCH_SEARCH_PARTS", PARTS) for case in parts[part](options)
+    ]
+
+
+def main() -> None:
+    """``python bench/search.py [--quick] [--full | --sessions N --events N]
+    [--backend NAME ...] [--part NAME ...]``: this suite alone, sized and narrowed."""
+    import argparse
+
+    from _harness import print_case
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--full", action="store_true", help="1,000 sessions x 1,000 events")
+    parser.add_argument("--sessions", type=int)
+    parser.add_argument("--events", type=int, help="events per session")
+    parser.add_argument("--backend", action="append", choices=BACKENDS)
+    parser.add_argument("--part", action="append", choices=PARTS)
+    args = parser.parse_args()
+    settings = {
+        "DSH_BENCH_SEARCH_FULL": "1" if args.full else None,
+        "DSH_BENCH_SEARCH_SESSIONS": args.sessions,
+        "DSH_BENCH_SEARCH_EVENTS": args.events,
+        "DSH_BENCH_SEARCH_BACKENDS": ",".join(args.backend or ()),
+        "DSH_BENCH_SEARCH_PARTS": ",".join(args.part or ()),
+    }
+    os.environ.update({key: str(value) for key, value in settings.items() if value})
+    for case in run(Options(quick=args.quick)):
+        print_case(case)
+
+
+if __name__ == "__main__":
+    main()

@@ -27,7 +27,7 @@ from typing import Protocol
 
 from dsh_session._search import SearchDocument, SearchHit, SearchQuery, documents_of
 from dsh_session._search.scan import hit_of
-from dsh_session._search.text import tokens
+from dsh_session._search.text import terms_of
 from dsh_session.errors import SearchQueryError, SessionNotFoundError
 from dsh_session.events import LogEvent
 
@@ -118,7 +118,7 @@ class Fts5Index:
         db.executemany(
             f"INSERT INTO {self._s}.dsh_search_fts (dsh_search_fts, rowid, terms) "
             "VALUES ('delete', ?, ?)",
-            [(rowid, " ".join(tokens(body))) for rowid, body in rows],
+            [(rowid, terms_of(body)) for rowid, body in rows],
         )
         db.execute(f"DELETE FROM {self._s}.dsh_search_docs WHERE session_id = ?", (session_id,))
         db.execute(f"DELETE FROM {self._s}.dsh_search_state WHERE session_id = ?", (session_id,))
