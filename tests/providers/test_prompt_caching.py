@@ -21,7 +21,8 @@ from dsh_llm import (
     create_assistant_message,
     create_user_message,
 )
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter
+from dsh_llm.failure_codes import SERVER
+from dsh_llm.providers import AnthropicAdapter, FallbackAdapter, OpenAIChatAdapter
 from dsh_llm.providers._anthropic_wire import messages_body
 from dsh_llm.providers._openai_wire import chat_body
 from dsh_session import Session
@@ -37,7 +38,7 @@ from providers.frames import (
     message_start,
     text_reply,
 )
-from providers.http_stub import StubServer, sse_reply
+from providers.http_stub import StubServer, json_reply, sse_reply
 from providers.test_agent_with_real_providers import assert_log_rebuilds_the_wire_requests
 
 
@@ -304,3 +305,57 @@ def test_bad_cache_settings_are_refused_naming_the_field(fields: dict[str, Any])
     with pytest.raises(ValidationError) as caught:
         PromptCache.model_validate(fields)
     assert next(iter(fields)) in str(caught.value)
+
+
+async def test_a_fallback_to_the_other_provider_keeps_the_caching_intent(
+    stub: StubServer,
+) -> None:
+    """One neutral value serves both: the turn that falls back from Anthropic to
+    OpenAI sends OpenAI's key and retention, and the log rebuilds both requests."""
+    stub.script(json_reply(529, {"type": "error", "error": {"type": "overloaded_error"}}))
+    second = StubServer()
+    await second.start()
+    try:
+        second.script(
+            sse_reply(
+                [
+                    chat_chunk({"content": "Sunny."}, finish_reason="stop"),
+                    chat_chunk(
+                        usage=chat_usage(900, 2, prompt_tokens_details={"cached_tokens": 768})
+                    ),
+                    CHAT_DONE,
+                ]
+            )
+        )
+        anthropic = AnthropicAdapter(base_url=stub.url, api_key="k", max_retries=0, model="c")
+        openai = OpenAIChatAdapter(
+            base_url=f"{second.url}/v1", api_key="k", max_retries=0, model="g"
+        )
+        agent = AgentLoop(
+            session=Session.create(),
+            adapter=FallbackAdapter([anthropic, openai], on=frozenset({SERVER})),
+            provider="anthropic",
+            model="c",
+            system="Answer briefly.",
+            model_settings=ModelSettings(prompt_cache=PromptCache(key="u1", retention="long")),
+            retry=None,  # straight to the fallback
+            check_requests=True,
+        )
+
+        result = await run(agent, "Weather?")
+
+        assert result.final_response == "Sunny."
+        (first,) = stub.bodies
+        assert first["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+        (body,) = second.bodies
+        assert (body["prompt_cache_key"], body["prompt_cache_retention"]) == ("u1", "24h")
+        assert usages(agent)[-1] == TokenUsage(
+            input_tokens=132, output_tokens=2, cache_read_tokens=768
+        )
+        rebuilt = reconstruct_requests(agent.session.events)
+        assert [(r.provider, r.prompt_cache) for r in rebuilt] == [
+            ("anthropic", PromptCache(key="u1", retention="long")),
+            ("openai", PromptCache(key="u1", retention="long")),
+        ]
+    finally:
+        await second.close()
