@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from dsh_llm._prompt_cache import PromptCache
 from dsh_session.events import RequestConfig
 
 
@@ -27,6 +28,9 @@ class ModelSettings:
     stop: tuple[str, ...] | None = None
     reasoning_effort: str | None = None
     max_tokens: int | None = None
+    prompt_cache: PromptCache | None = None
+    """Prompt caching controls (see :class:`dsh_llm.PromptCache`); it replaces the
+    loop's as a whole, and ``PromptCache(breakpoints=())`` asks for no caching."""
 
     def __post_init__(self) -> None:
         if self.stop is not None:

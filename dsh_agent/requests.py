@@ -44,6 +44,7 @@ def build_request(header: RequestHeader, messages: Sequence[Message]) -> Generat
         top_p=config.top_p,
         stop=config.stop,
         reasoning_effort=config.reasoning_effort,
+        prompt_cache=config.prompt_cache,
     )
 
 
@@ -145,6 +146,7 @@ _SCALAR_FIELDS = (
     "top_p",
     "stop",
     "reasoning_effort",
+    "prompt_cache",
 )
 
 

@@ -35,6 +35,7 @@ from dsh_llm._messages import (
     UserMessage,
     ValidatedMessages,
 )
+from dsh_llm._prompt_cache import PromptCache
 from dsh_llm._request import GenerateRequest, ModelAdapter, ToolSchema
 from dsh_llm._sources import (
     ModelSource,
@@ -116,6 +117,7 @@ __all__ = [
     "PluginForm",
     "PluginSource",
     "PluginSourceDict",
+    "PromptCache",
     "ReasoningBlock",
     "ReasoningDeltaChunk",
     "SnapshotSection",

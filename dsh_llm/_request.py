@@ -11,6 +11,7 @@ from dsh_llm._frozen_json import FrozenJson
 from dsh_llm._json_limits import JSON_INT_MAX
 from dsh_llm._messages import MESSAGE_TYPES, Message, MessageAdapter, ValidatedMessages
 from dsh_llm._model import DshModel, optional
+from dsh_llm._prompt_cache import PromptCache
 from dsh_llm._stream import StreamChunk
 
 _MESSAGE_TYPES = frozenset(MESSAGE_TYPES)
@@ -40,6 +41,8 @@ class GenerateRequest(DshModel):
     top_p: float | None = optional(ge=0, le=1)
     stop: tuple[str, ...] | None = optional()
     reasoning_effort: str | None = optional()
+    prompt_cache: PromptCache | None = optional()
+    """Prompt caching controls; absent: the provider's default caching."""
 
     @field_validator("messages", mode="wrap")
     @classmethod

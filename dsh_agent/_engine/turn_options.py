@@ -84,6 +84,7 @@ def restored(session: Session, turn: int) -> TurnOptions:
         stop=record.stop,
         reasoning_effort=record.reasoning_effort,
         max_tokens=record.max_tokens,
+        prompt_cache=record.prompt_cache,
     )
     tools: tuple[Tool, ...] = ()
     if record.output_tool is not None:

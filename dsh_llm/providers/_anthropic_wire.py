@@ -30,6 +30,7 @@ from dsh_llm._content import (
 from dsh_llm._frozen_json import thaw_json
 from dsh_llm._messages import AssistantMessage, Message, SystemMessage, ToolResultMessage
 from dsh_llm._request import GenerateRequest
+from dsh_llm.providers._anthropic_cache import mark_cache_breakpoints
 from dsh_llm.providers._errors import unsupported_block
 from dsh_llm.providers._replay import own_replay_state
 
@@ -93,6 +94,7 @@ def messages_body(
         options["thinking"] = dict(thinking)
     if request.reasoning_effort is not None:
         options["output_config"] = {"effort": request.reasoning_effort}
+    mark_cache_breakpoints(request.prompt_cache, options, turns)
     max_tokens = request.max_tokens if request.max_tokens is not None else default_max_tokens
     return MessagesBody(messages=turns, max_tokens=max_tokens, options=options)
 

@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeAlias
 from dsh_llm._content import ImageBlock, ReasoningBlock, TextBlock, ToolCallBlock
 from dsh_llm._frozen_json import thaw_json
 from dsh_llm._messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
+from dsh_llm._prompt_cache import CacheRetention, PromptCache
 from dsh_llm._request import GenerateRequest
 from dsh_llm.providers._errors import unsupported_block
 from dsh_llm.providers._replay import own_replay_state
@@ -76,7 +77,22 @@ def chat_body(request: GenerateRequest, *, max_tokens_field: MaxTokensField) -> 
         options["stop"] = list(request.stop)
     if request.reasoning_effort is not None:
         options["reasoning_effort"] = request.reasoning_effort
+    options.update(_cache_options(request.prompt_cache))
     return ChatBody(messages=messages, options=options)
+
+
+CACHE_RETENTION: dict[CacheRetention, str] = {"short": "in_memory", "long": "24h"}
+"""``prompt_cache_retention`` for each retention. OpenAI caches prompt prefixes on its
+own; breakpoints are Anthropic's and are not sent."""
+
+
+def _cache_options(cache: PromptCache | None) -> dict[str, str]:
+    options: dict[str, str] = {}
+    if cache is not None and cache.key is not None:
+        options["prompt_cache_key"] = cache.key
+    if cache is not None and cache.retention is not None:
+        options["prompt_cache_retention"] = CACHE_RETENTION[cache.retention]
+    return options
 
 
 def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
@@ -155,6 +171,7 @@ def _image_url(block: ImageBlock) -> str:
 
 __all__ = [
     "API",
+    "CACHE_RETENTION",
     "REASONING_FIELDS",
     "REPLAY_FORMAT",
     "TEXT_SEPARATOR",

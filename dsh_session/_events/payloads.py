@@ -15,6 +15,7 @@ from dsh_llm._json_limits import JSON_INT_MAX
 from dsh_llm._messages import AssistantMessage, ToolResultMessage, UserMessage
 from dsh_llm._model import DshModel, optional
 from dsh_llm._open_model import OpenDshModel
+from dsh_llm._prompt_cache import PromptCache
 from dsh_llm._request import ToolSchema
 from dsh_llm._stream import StreamChunk, TokenUsage
 from dsh_session._events.envelope import NonNegativeInt, StepNumber, TurnNumber
@@ -51,6 +52,7 @@ class TurnRunOptions(DshModel):
     top_p: float | None = optional(ge=0, le=1)
     stop: tuple[str, ...] | None = optional()
     reasoning_effort: str | None = optional()
+    prompt_cache: PromptCache | None = optional()
     instructions: str | None = optional()
     """Instructions added to the system prompt for this run's requests."""
     output_tool: ToolSchema | None = optional()
@@ -145,6 +147,9 @@ class RequestConfig(OpenDshModel):
     """Nucleus sampling (``topP``; a dsh field the TypeScript harness keeps as extra)."""
     stop: tuple[str, ...] | None = optional()
     reasoning_effort: str | None = optional()
+    prompt_cache: PromptCache | None = optional()
+    """Prompt caching controls (``promptCache``; a dsh field the TypeScript harness
+    keeps as extra)."""
 
 
 class RequestHeader(DshModel):

@@ -21,7 +21,7 @@ from dsh_agent import (
     reconstruct_requests,
     run,
 )
-from dsh_llm import CallId
+from dsh_llm import CallId, PromptCache
 from dsh_llm._request import GenerateRequest
 from dsh_llm.testing import Response, ScriptedAdapter
 from dsh_session import Session, ToolResultEvent, TurnEndEvent, TurnStartEvent
@@ -29,7 +29,7 @@ from dsh_session.stores import open_store
 
 from .support import Workshop, calls, result_text, results
 
-SETTINGS = ModelSettings(temperature=0, max_tokens=77)
+SETTINGS = ModelSettings(temperature=0, max_tokens=77, prompt_cache=PromptCache(key="clean-up"))
 
 
 class Answer(BaseModel):
@@ -161,6 +161,7 @@ async def test_the_options_survive_a_restart(tmp_path: Path, with_output: bool) 
     assert workshop.runs == ["look:a", "delete:c"]
     (request,) = second.requests
     assert (request.temperature, request.max_tokens) == (0.0, 77)
+    assert request.prompt_cache == PromptCache(key="clean-up")
     assert request.system == "Be brief."
     offered = [schema.name for schema in request.tools or ()]
     assert ("final_result" in offered) is with_output

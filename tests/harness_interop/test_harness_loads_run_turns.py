@@ -1,6 +1,7 @@
 """The turns of runs with per-run options load and resume in the real TypeScript
 harness: a ``turn/start`` carrying ``runOptions`` (a field the harness does not know,
-in a payload it reads only ``turn`` from), a structured-output run whose corrections
+in a payload it reads only ``turn`` from), request headers whose config holds
+``promptCache`` (another such field), a structured-output run whose corrections
 left the surface through an empty ``assistant/message`` replace inside its last step,
 and a run whose turn waited for approval with its options. The harness loads the
 store under its session invariant checks, derives the same history (message ids),
@@ -20,7 +21,7 @@ from harness_stores.roots import wire_events
 from pydantic import BaseModel
 
 from dsh_agent import AgentLoop, ModelSettings, run, tool
-from dsh_llm import CallId
+from dsh_llm import CallId, PromptCache
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session, SessionStore
 
@@ -70,7 +71,8 @@ def write_runs(store: SessionStore) -> Session:
                 tools=[delete],
                 store=store,
             )
-            settings = ModelSettings(temperature=0, max_tokens=77)
+            cache = PromptCache(key="runs", retention="long")
+            settings = ModelSettings(temperature=0, max_tokens=77, prompt_cache=cache)
             await run(agent, "Hi", settings=settings, instructions="Be brief.")
             assert (await run(agent, "Which city?", output_type=City)).output == City(name="Oslo")
             await run(agent, "Delete x", settings=settings)
@@ -91,6 +93,11 @@ def test_the_harness_resumes_the_turns_of_runs(
     dsh_events = wire_events(written)
     assert any(
         "runOptions" in event["data"] for event in dsh_events if event["type"] == "turn/start"
+    )
+    assert any(  # a config field the harness does not check (it reads provider, model, effort)
+        "promptCache" in event["data"]["header"]["config"]
+        for event in dsh_events
+        if event["type"] == "request/header"
     )
     assert any(
         event["type"] == "assistant/message" and isinstance(event.get("surfaceOp"), dict)

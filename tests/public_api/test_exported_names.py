@@ -319,6 +319,7 @@ PINNED: dict[str, tuple[str, ...]] = {
         "PluginForm",
         "PluginSource",
         "PluginSourceDict",
+        "PromptCache",
         "ReasoningBlock",
         "ReasoningDeltaChunk",
         "SnapshotSection",
