@@ -28,10 +28,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def dsh_serve(store_url: str, agent: str, *extra: str) -> Iterator[str]:
+def dsh_serve(store_url: str, agent: str | None, *extra: str) -> Iterator[str]:
     """The base URL of a ``dsh serve`` process serving ``store_url`` with the test
-    agent ``agent`` (``tests.service.agents``), stopped at the end."""
+    agent ``agent`` (``tests.service.agents``; ``None``: ``--no-worker``), stopped at
+    the end."""
     port = free_port()
+    running = ["--no-worker"] if agent is None else ["--agent", f"tests.service.agents:{agent}"]
     process = subprocess.Popen(
         [
             sys.executable,
@@ -42,8 +44,7 @@ def dsh_serve(store_url: str, agent: str, *extra: str) -> Iterator[str]:
             store_url,
             "--port",
             str(port),
-            "--agent",
-            f"tests.service.agents:{agent}",
+            *running,
             *extra,
         ],
         cwd=ROOT,

@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from service.workers import worker
 
 from .server import SseEvent, dsh_serve, read_events, run_finished
 
@@ -21,7 +22,7 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "sessions.db"
 
 
-def serve(db: Path, agent: str, *extra: str) -> Iterator[httpx.Client]:
+def serve(db: Path, agent: str | None, *extra: str) -> Iterator[httpx.Client]:
     with dsh_serve(f"sqlite:///{db}", agent, *extra) as base, httpx.Client(base_url=base) as client:
         yield client
 
@@ -184,3 +185,49 @@ def test_sessions_are_created_listed_and_deleted(echo: httpx.Client) -> None:
     assert echo.delete(f"/api/sessions/{sid}").status_code == 204
     assert echo.delete(f"/api/sessions/{sid}").status_code == 404
     assert sid not in [s["id"] for s in echo.get("/api/sessions").json()["sessions"]]
+
+
+def answer_of(client: httpx.Client, sid: str, key: str) -> str:
+    def answered() -> str | None:
+        answer = client.get(f"/api/sessions/{sid}/deliveries/{key}").json()["answer"]
+        return None if answer is None else f"{answer['outcome']}: {answer['detail']}"
+
+    result: str = wait_for(answered, f"the answer to {key}")
+    return result
+
+
+def test_regenerate_and_edit_over_http(echo: httpx.Client) -> None:
+    sid = new_session(echo)
+    echo.post(f"/api/sessions/{sid}/messages", json={"id": "e-1", "content": "first"})
+    read_events(echo, f"/api/sessions/{sid}/events", until=run_finished(1))
+    again = echo.post(f"/api/sessions/{sid}/regenerate", json={"delivery_id": "g-1"})
+    assert again.status_code == 202
+    assert answer_of(echo, sid, "g-1") == "applied: "
+    events = read_events(echo, f"/api/sessions/{sid}/events", until=run_finished(2))
+    answers = [e.data["messageId"] for e in events if e.data.get("role") == "assistant"]
+    assert len(answers) == len(set(answers)) == 2  # the regenerated answer has its own id
+
+    edited = {"content": "second", "delivery_id": "d-1"}
+    edit = echo.post(f"/api/sessions/{sid}/messages/e-1/edit", json=edited)
+    assert edit.status_code == 202
+    fork = answer_of(echo, sid, "d-1").removeprefix("applied: fork ")
+    assert history(echo, sid)["forks"] == [fork]
+    forked = wait_for(
+        lambda: len(history(echo, fork)["messages"]) == 2 and history(echo, fork),
+        "the fork's answer",
+    )
+    texts = [m["message"]["content"][0]["text"] for m in forked["messages"]]
+    assert texts == ["second", "echo: second"]
+    assert forked["session"]["parentSession"] == sid
+
+
+def test_without_a_worker_a_dsh_worker_process_runs_the_turns(db: Path) -> None:
+    for client in serve(db, None):
+        sid = new_session(client)
+        client.post(f"/api/sessions/{sid}/messages", json={"id": "w-1", "content": "hi"})
+        time.sleep(0.5)
+        assert [r for r, _ in roles(client, sid)] == []  # no one runs the turn yet
+        with worker(f"sqlite:///{db}", "echo"):
+            events = read_events(client, f"/api/sessions/{sid}/events", until=run_finished(1))
+        texts = [e.data["delta"] for e in events if e.data["type"] == "TEXT_MESSAGE_CONTENT"]
+        assert texts == ["hi", "echo: hi"]
