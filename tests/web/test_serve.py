@@ -151,6 +151,7 @@ def test_refusals_are_json_and_write_nothing(echo: httpx.Client) -> None:
     cases = [
         (echo.post(f"{unknown}/messages", json={"id": "x", "content": "hi"}), 404, "not in"),
         (echo.get(f"{unknown}/events"), 404, "no session"),
+        (echo.get("/api/sessions/..%5Cetc%20x/messages"), 400, "[A-Za-z0-9._-]"),
         (echo.post(post, content=b'{"id": "x",'), 400, "not valid JSON"),
         (echo.post(post, content=b"[1]"), 400, "JSON object"),
         (echo.post(post, json={"id": "x", "content": "hi", "colour": 1}), 400, "colour"),
