@@ -7,6 +7,7 @@ import contextlib
 import hmac
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from http import HTTPStatus
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -18,14 +19,14 @@ from starlette.responses import Response
 from dsh_agent._service._worker import SessionAgentFactory, Worker
 from dsh_agent.errors import DeliveryError
 from dsh_agent.web._bodies import DEFAULT_MAX_BODY
-from dsh_agent.web._problems import RequestProblem, problem_response, status_of
+from dsh_agent.web._problems import _RequestProblem, problem_response, status_of
 from dsh_agent.web._routes import Api
 from dsh_session.errors import SessionError
 from dsh_session.stores import SessionStore
 
 logger = logging.getLogger(__name__)
 
-REFUSALS = (RequestProblem, DeliveryError, SessionError)
+REFUSALS = (_RequestProblem, DeliveryError, SessionError)
 """Answered where they are raised (Starlette re-raises what only ``Exception`` catches,
 which would log a client's mistake as a server failure)."""
 
@@ -91,10 +92,11 @@ async def _refusal(request: Request, error: Exception) -> Response:
     """A typed refusal as its 4xx; anything else as a 500 naming the error."""
     status = status_of(error)
     if status is None:
-        logger.exception("dsh serve: %s %s failed", request.method, request.url.path)
+        logger.error("%s %s failed", request.method, request.url.path, exc_info=error)
         return problem_response(500, type(error).__name__, str(error))
-    message = getattr(error, "message", None) or str(error)
-    return problem_response(status, type(error).__name__, message)
+    if isinstance(error, _RequestProblem):  # the request itself: named by its status
+        return problem_response(status, HTTPStatus(status).phrase, error.message)
+    return problem_response(status, type(error).__name__, str(error))
 
 
 __all__ = ["create_app"]

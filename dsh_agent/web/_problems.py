@@ -1,7 +1,7 @@
 """The HTTP status and message every refused request gets: a JSON body
 ``{"error": {"status": ..., "type": ..., "message": ...}}`` naming what is wrong.
 
-:class:`RequestProblem` is raised by the request parsing; the typed errors of the
+:class:`_RequestProblem` is raised by the request parsing; the typed errors of the
 store and the service are mapped here, so a handler just lets them propagate.
 """
 
@@ -18,7 +18,7 @@ from dsh_session.errors import (
 )
 
 
-class RequestProblem(Exception):
+class _RequestProblem(Exception):
     """A request the API refuses before touching the store (``status`` is a 4xx)."""
 
     def __init__(self, status: int, message: str) -> None:
@@ -35,7 +35,7 @@ def problem_response(status: int, kind: str, message: str) -> JSONResponse:
 
 def status_of(error: Exception) -> int | None:
     """The 4xx status a refusal maps to; ``None``: not the client's fault (a 500)."""
-    if isinstance(error, RequestProblem):
+    if isinstance(error, _RequestProblem):
         return error.status
     if isinstance(error, SessionNotFoundError):
         return 404
@@ -49,4 +49,4 @@ def status_of(error: Exception) -> int | None:
     return None
 
 
-__all__ = ["RequestProblem", "problem_response", "status_of"]
+__all__ = ["problem_response", "status_of"]  # and _RequestProblem, raised and caught here

@@ -24,7 +24,7 @@ from dsh_agent.web._bodies import (
     read_object,
     user_message,
 )
-from dsh_agent.web._problems import RequestProblem
+from dsh_agent.web._problems import _RequestProblem
 from dsh_agent.web._stream import ag_ui_session_stream
 from dsh_session._header import SessionId, validate_session_id
 from dsh_session._mailbox._records import DeliveryReceipt
@@ -84,7 +84,7 @@ class Api:
         given = optional_str(body, "id")
         sid = None if given is None else validate_session_id(given)
         if sid is not None and await self._exists(sid):
-            raise RequestProblem(409, f"session {sid!r} already exists")
+            raise _RequestProblem(409, f"session {sid!r} already exists")
         session = Session.create(sid)
         self.store.attach(session)
         try:
@@ -168,7 +168,7 @@ class Api:
         allowed = ("content", "delivery_id", "policy")
         body = await read_object(request, allowed, max_body=self.max_body)
         if "content" not in body:
-            raise RequestProblem(400, "field 'content' is required")
+            raise _RequestProblem(400, "field 'content' is required")
         key, policy = optional_str(body, "delivery_id"), policy_of(body)
         async with self._agent(request) as agent:
             message_id = request.path_params["message_id"]
@@ -182,7 +182,7 @@ class Api:
             await self.store.read(agent.id)  # an unknown session is a 404
             stored = await agent.mailbox.find(agent.id, key)
         if stored is None:
-            raise RequestProblem(404, f"session {agent.id!r} has no delivery {key!r}")
+            raise _RequestProblem(404, f"session {agent.id!r} has no delivery {key!r}")
         answer = stored.answer
         return JSONResponse(
             {
@@ -201,7 +201,7 @@ class Api:
         await self.store.read(sid)  # an unknown session is a 404, before the stream
         last = request.headers.get("last-event-id")
         if last is not None and not last.isdigit():
-            raise RequestProblem(400, f"Last-Event-ID must be a log seq, not {last!r}")
+            raise _RequestProblem(400, f"Last-Event-ID must be a log seq, not {last!r}")
         stream = ag_ui_session_stream(
             self.store,
             sid,
