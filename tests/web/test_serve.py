@@ -232,3 +232,34 @@ def test_without_a_worker_a_dsh_worker_process_runs_the_turns(db: Path) -> None:
             events = read_events(client, f"/api/sessions/{sid}/events", until=run_finished(1))
         texts = [e.data["delta"] for e in events if e.data["type"] == "TEXT_MESSAGE_CONTENT"]
         assert texts == ["hi", "echo: hi"]
+
+
+def test_steer_and_cancel_over_http(db: Path) -> None:
+    for client in serve(db, "pausing"):
+        sid = new_session(client)
+        base, path = f"/api/sessions/{sid}", f"/api/sessions/{sid}/events"
+
+        def tool_running(count: int) -> Any:
+            seen = [0]
+
+            def check(event: SseEvent) -> bool:
+                seen[0] += event.data["type"] == "TOOL_CALL_END"
+                return seen[0] >= count
+
+            return check
+
+        client.post(f"{base}/messages", json={"id": "s-1", "content": "pause first"})
+        read_events(client, path, until=tool_running(1))
+        steered = client.post(f"{base}/steer", json={"id": "s-2", "content": "and this"})
+        assert steered.status_code == 202
+        events = read_events(client, path, until=run_finished(1))
+        texts = [e.data["delta"] for e in events if e.data["type"] == "TEXT_MESSAGE_CONTENT"]
+        assert texts[-1] == "saw: pause first | and this"  # entered the running turn's next step
+
+        client.post(f"{base}/messages", json={"id": "s-3", "content": "pause again"})
+        read_events(client, path, until=tool_running(2))
+        assert client.post(f"{base}/cancel", json={"delivery_id": "c-1"}).status_code == 202
+        events = read_events(client, path, until=run_finished(2))
+        ends = [e.data["value"]["reason"] for e in events if e.data.get("name") == "dsh.turn-end"]
+        assert ends == ["completed", "aborted"]
+        assert events[-1].data["outcome"] == {"type": "cancelled"}
