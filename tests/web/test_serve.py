@@ -5,6 +5,7 @@ exactly where it stopped; approvals arrive over HTTP; refusals are JSON 4xx."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,9 @@ from typing import Any
 import httpx
 import pytest
 from service.workers import worker
+
+from dsh_session.events import UserMessageEvent
+from dsh_session.stores import SqliteSessionStore
 
 from .server import SseEvent, dsh_serve, read_events, run_finished
 
@@ -75,11 +79,23 @@ def test_the_client_minted_id_is_the_id_in_the_log_and_on_the_stream(
     contents = [e.data["delta"] for e in events if e.data["type"] == "TEXT_MESSAGE_CONTENT"]
     assert contents == ["hi", "echo: hi"]
     assert roles(echo, sid) == [("user", "client-1"), ("assistant", answer_id)]
+    assert logged_user_ids(db, sid) == ["client-1"]
     ids = [e.id for e in events if e.id is not None]
     assert ids == sorted(set(ids))  # log seqs, increasing, each once
 
 
-def test_the_same_post_three_times_is_once_in_the_log(echo: httpx.Client) -> None:
+def logged_user_ids(db: Path, sid: str) -> list[str]:
+    """The user messages' ids in the stored log, read by a store of this process."""
+
+    async def read() -> list[str]:
+        async with SqliteSessionStore(db) as store:
+            session, _ = await store.read(sid)
+        return [e.data.id for e in session.events if isinstance(e, UserMessageEvent)]
+
+    return asyncio.run(read())
+
+
+def test_the_same_post_three_times_is_once_in_the_log(echo: httpx.Client, db: Path) -> None:
     sid = new_session(echo)
     body = {"message": {"id": "client-2", "role": "user", "source": {"kind": "user"},
                         "content": [{"type": "text", "text": "once"}]}}  # fmt: skip
@@ -91,7 +107,7 @@ def test_the_same_post_three_times_is_once_in_the_log(echo: httpx.Client) -> Non
     assert again.json() == receipts[0].json()
     time.sleep(0.5)  # a duplicate would start a second turn by now
     assert [r for r, _ in roles(echo, sid)] == ["user", "assistant"]
-    assert roles(echo, sid)[0] == ("user", "client-2")
+    assert logged_user_ids(db, sid) == ["client-2"]
 
     other = echo.post(f"/api/sessions/{sid}/messages", json={"id": "client-2", "content": "two"})
     assert other.status_code == 409
