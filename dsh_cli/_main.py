@@ -16,7 +16,7 @@ from importlib.metadata import version as installed_version
 from pathlib import Path
 from typing import Any
 
-from dsh_cli._commands import chat, demo, replay, sessions, worker
+from dsh_cli._commands import chat, demo, replay, serve, sessions, worker
 from dsh_cli._commands.failures import add_debug_argument, run_reporting_failures
 from dsh_llm._schema import wire_schemas as llm_schemas
 from dsh_session import wire_schemas as session_schemas
@@ -66,6 +66,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("chat", chat.HELP, chat.add_arguments, chat.run),
     Subcommand("sessions", sessions.HELP, sessions.add_arguments, sessions.run),
     Subcommand("worker", worker.HELP, worker.add_arguments, worker.run),
+    Subcommand("serve", serve.HELP, serve.add_arguments, serve.run),
     Subcommand("replay", replay.HELP, replay.add_arguments, replay.run),
 )
 

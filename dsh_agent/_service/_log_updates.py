@@ -14,6 +14,7 @@ from typing import TypeAlias
 
 from dsh_agent.streaming._updates import (
     AgentUpdate,
+    ApprovalAsked,
     AssistantCommitted,
     ToolCallCommitted,
     ToolResultCommitted,
@@ -21,9 +22,11 @@ from dsh_agent.streaming._updates import (
     TurnStarted,
     UserMessageEntered,
 )
-from dsh_llm._ids import MessageId
+from dsh_llm._content import ToolCallBlock
+from dsh_llm._messages import AssistantMessage
 from dsh_session._mailbox._records import DeliveryKind
 from dsh_session.events import (
+    ApprovalAskedEvent,
     AssistantMessageEvent,
     LogEvent,
     Replace,
@@ -57,7 +60,7 @@ class LogTranslator:
     def __init__(self) -> None:
         self._turn = 0
         self._step = 0
-        self._answering: MessageId | None = None
+        self._answering: AssistantMessage | None = None
 
     def translate(self, event: LogEvent) -> AgentUpdate | None:
         if isinstance(event, TurnStartEvent):
@@ -72,14 +75,14 @@ class LogTranslator:
             return UserMessageEntered(event.data, self._turn, self._step, event.seq)
         if isinstance(event, AssistantMessageEvent):
             data = event.data
-            self._answering = data.message.id
+            self._answering = data.message
             return AssistantCommitted(
                 data.message, data.turn, data.step, event.seq, bool(data.interrupted)
             )
         if isinstance(event, ToolCallEvent) and self._answering is not None:
             call = event.data
             return ToolCallCommitted(
-                self._answering,
+                self._answering.id,
                 call.call_id,
                 call.name,
                 call.arguments,
@@ -87,6 +90,8 @@ class LogTranslator:
                 call.step,
                 event.seq,
             )
+        if isinstance(event, ApprovalAskedEvent):
+            return self._approval_asked(event)
         if isinstance(event, ToolResultEvent):
             result = event.data
             block = result.message.content[0]
@@ -95,6 +100,26 @@ class LogTranslator:
             )
         if isinstance(event, TurnEndEvent):
             return TurnEnded(event.data.turn, event.data.reason, event.seq)
+        return None
+
+    def _approval_asked(self, event: ApprovalAskedEvent) -> ApprovalAsked | None:
+        """A call of the last assistant message waits for a person's decision."""
+        asked, message = event.data, self._answering
+        if asked.call_id is None or message is None:  # not about a call of this reader's
+            return None
+        for block in message.content:
+            if isinstance(block, ToolCallBlock) and block.call_id == asked.call_id:
+                return ApprovalAsked(
+                    message.id,
+                    block.call_id,
+                    block.name,
+                    block.arguments,
+                    asked.reason,
+                    asked.id,
+                    self._turn,
+                    self._step,
+                    event.seq,
+                )
         return None
 
 

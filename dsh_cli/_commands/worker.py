@@ -49,19 +49,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_factory(spec: str) -> SessionAgentFactory:
-    """Import ``module:attribute``; refuse anything that is not a callable."""
+def load_factory(spec: str, command: str = "dsh worker") -> SessionAgentFactory:
+    """Import ``module:attribute``; refuse anything that is not a callable (the
+    message names ``command``)."""
     module_name, colon, attribute = spec.partition(":")
     if not colon or not module_name or not attribute:
-        raise SystemExit(f"dsh worker: --agent must be module:factory, not {spec!r}")
+        raise SystemExit(f"{command}: --agent must be module:factory, not {spec!r}")
     if "" not in sys.path:
         sys.path.insert(0, "")  # the current directory, as `python -m` has it
     try:
         factory = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as error:
-        raise SystemExit(f"dsh worker: cannot load --agent {spec!r}: {error}") from None
+        raise SystemExit(f"{command}: cannot load --agent {spec!r}: {error}") from None
     if not callable(factory):
-        raise SystemExit(f"dsh worker: --agent {spec!r} is not callable")
+        raise SystemExit(f"{command}: --agent {spec!r} is not callable")
     built: SessionAgentFactory = factory
     return built
 

@@ -279,6 +279,10 @@ PINNED: dict[str, tuple[str, ...]] = {
         "INSTRUMENTATION_NAME",
         "trace_agent",
     ),
+    "dsh_agent.web": (
+        "create_app",
+        "run_server",
+    ),
     "dsh_cli": ("main",),
     "dsh_llm": (
         "AbortedFinish",

@@ -18,6 +18,8 @@ EXTRAS_LIBRARIES = (
     "rich",
     "prompt_toolkit",
     "temporalio",
+    "starlette",
+    "uvicorn",
 )
 
 CHECK = f"""

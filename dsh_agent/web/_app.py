@@ -1,0 +1,102 @@
+"""The ASGI app: the API's routes, the bearer token, the JSON refusals, and (given an
+agent factory) an in-process :class:`~dsh_agent.Worker` that runs the turns."""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from http import HTTPStatus
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.requests import Request
+from starlette.responses import Response
+
+from dsh_agent._service._worker import SessionAgentFactory, Worker
+from dsh_agent.errors import DeliveryError
+from dsh_agent.web._bodies import DEFAULT_MAX_BODY
+from dsh_agent.web._problems import _RequestProblem, problem_response, status_of
+from dsh_agent.web._routes import Api
+from dsh_session.errors import SessionError
+from dsh_session.stores import SessionStore
+
+logger = logging.getLogger(__name__)
+
+REFUSALS = (_RequestProblem, DeliveryError, SessionError)
+"""Answered where they are raised (Starlette re-raises what only ``Exception`` catches,
+which would log a client's mistake as a server failure)."""
+
+
+def create_app(
+    store: SessionStore,
+    agent_factory: SessionAgentFactory | None = None,
+    *,
+    token: str | None = None,
+    max_body: int = DEFAULT_MAX_BODY,
+    poll_interval: float = 0.1,
+) -> Starlette:
+    """The HTTP API and live streams of ``store``'s sessions, as an ASGI app to serve
+    or mount. With ``agent_factory`` the app runs a :class:`~dsh_agent.Worker` while it
+    is up (its lifespan); without, ``dsh worker`` processes elsewhere run the turns.
+    With ``token``, every request needs ``Authorization: Bearer <token>``. The caller
+    owns ``store`` (opens and closes it)."""
+    if max_body < 1:
+        raise ValueError(f"max_body must be at least 1 byte, not {max_body!r}")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if agent_factory is None:
+            yield
+            return
+        async with Worker(store, agent_factory):
+            yield
+
+    api = Api(store, max_body, poll_interval)
+    middleware = [] if token is None else [Middleware(BaseHTTPMiddleware, dispatch=_bearer(token))]
+    return Starlette(
+        routes=api.routes(),
+        middleware=middleware,
+        exception_handlers={
+            HTTPException: _http_error,
+            **{kind: _refusal for kind in (*REFUSALS, Exception)},
+        },
+        lifespan=lifespan,
+    )
+
+
+def _bearer(token: str) -> Callable[[Request, RequestResponseEndpoint], Awaitable[Response]]:
+    expected = f"Bearer {token}".encode()
+
+    async def check(request: Request, call_next: RequestResponseEndpoint) -> Response:
+        given = request.headers.get("authorization", "").encode()
+        if not hmac.compare_digest(given, expected):
+            return problem_response(
+                401, "Unauthorized", "this server needs 'Authorization: Bearer <token>'"
+            )
+        return await call_next(request)
+
+    return check
+
+
+async def _http_error(request: Request, error: Exception) -> Response:
+    """Starlette's own refusals (no such route, method not allowed), as JSON too."""
+    assert isinstance(error, HTTPException)
+    return problem_response(error.status_code, "HTTPException", error.detail)
+
+
+async def _refusal(request: Request, error: Exception) -> Response:
+    """A typed refusal as its 4xx; anything else as a 500 naming the error."""
+    status = status_of(error)
+    if status is None:
+        logger.error("%s %s failed", request.method, request.url.path, exc_info=error)
+        return problem_response(500, type(error).__name__, str(error))
+    if isinstance(error, _RequestProblem):  # the request itself: named by its status
+        return problem_response(status, HTTPStatus(status).phrase, error.message)
+    return problem_response(status, type(error).__name__, str(error))
+
+
+__all__ = ["create_app"]
