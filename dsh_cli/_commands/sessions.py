@@ -38,7 +38,7 @@ from dsh_session.stores._jsonl_form import harness_header_line
 
 Action = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
 
-HELP = "list, show, verify, fork, export or delete stored sessions"
+HELP = "list, show, verify, fork, export, delete, search or reindex stored sessions"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -152,7 +152,8 @@ async def _list(args: argparse.Namespace) -> int:
         else:
             prompt = item.first_prompt
             if item.header.parent_session is not None:
-                prompt = f"(fork of {short_id(item.header.parent_session)}) {prompt}"
+                kind = "sub-agent of" if is_subagent(item.header) else "fork of"
+                prompt = f"({kind} {short_id(item.header.parent_session)}) {prompt}"
             line = Text(f"{start}  {item.turns:>5}  {item.messages:>5}  {prompt}")
         console.print(line, no_wrap=True, overflow=overflow, crop=cut)
     return 0
@@ -177,9 +178,12 @@ async def _show(args: argparse.Namespace) -> int:
     console.print(title)
     for child in headers:
         if child.parent_session == session.id:
-            console.print(
-                Text(f"  branch: session {child.id}, forked {describe_seed(child)}", "dim")
+            link = (
+                f"  sub-agent: session {child.id}"
+                if is_subagent(child)
+                else f"  branch: session {child.id}, forked {describe_seed(child)}"
             )
+            console.print(Text(link, "dim"))
     TranscriptPrinter(console, live=False).print_events(session.events)
     used = usage_of(session.events)
     console.print(
@@ -193,8 +197,17 @@ async def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def is_subagent(header: SessionHeader) -> bool:
+    """Whether the session is a sub-agent's (the harness's ``origin: "subagent"``, which
+    ``dsh_agent.agent_tool`` writes), not a fork: both name a ``parentSession``."""
+    return getattr(header, "origin", None) == "subagent"
+
+
 def describe_fork(header: SessionHeader) -> str:
-    """Where a forked session came from: its parent and the seq it was cut after."""
+    """Where a forked session came from: its parent and the seq it was cut after; a
+    sub-agent's session names the session that delegated to it."""
+    if is_subagent(header):
+        return f"sub-agent of session {header.parent_session}"
     return f"forked from session {header.parent_session} {describe_seed(header)}"
 
 
