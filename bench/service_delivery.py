@@ -4,20 +4,32 @@
   mailbox) to the moment the owning worker's inbox holds the message, p50 and p99 over
   sequential deliveries to one served session, on PostgreSQL (the owner is woken by
   ``NOTIFY``) and SQLite (the owner polls the mailbox every 50 ms). Client and worker run
-  in one process on one event loop, with separate store objects.
+  in one process on one event loop, with separate store objects; a pause of 0-50 ms
+  (the same seeded sequence for every subject) precedes each delivery, so that
+  deliveries do not fall in step with a poll.
 - **Turns per second**: 200 sessions on PostgreSQL each get one followup; 1, 2 and 4
   ``dsh worker`` processes (instant scripted model) serve them until every turn ended.
   The figure is turns / wall seconds, reported as seconds per turn so the ratios read
   like the other suites (lower is better).
 
-No peer runs here: LangGraph's PostgreSQL checkpointer has no delivery mailbox or
-worker pool to drive the same way (its "double-texting" lives in the paid platform).
+The peer is LangGraph's PostgreSQL checkpointer (``AsyncPostgresSaver``), driven the
+same way as far as it goes: a client appends the message to the thread's latest
+checkpoint (read it, write a child checkpoint with the longer message list), and a
+worker on its own connection polls the thread's latest checkpoint and notes each new
+message, every 50 ms (dsh's polling interval on SQLite) and every 1 ms (the floor of
+polling, one query per millisecond per thread). What it lacks: no mailbox (the client
+writes the conversation state itself: two clients reading the same checkpoint write
+two children, and one message is lost from the latest), no idempotency (a re-sent
+message is appended again), no wake-up (only polling), no ownership handover (its
+"double-texting" lives in the paid platform). There is no worker pool to compare
+turns per second with.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -25,12 +37,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from _harness import Case, Options
+from langgraph.checkpoint.base import copy_checkpoint, empty_checkpoint
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from dsh_agent import AgentLoop, LiveUpdate, MessageQueued, Worker, connect
-from dsh_llm import create_user_message
+from dsh_llm import create_user_message, new_message_id
 from dsh_llm.testing import FunctionAdapter
 from dsh_session import Session, open_store
 from dsh_session._mailbox._open import open_mailbox
@@ -73,6 +88,13 @@ async def _new_sessions(store: SessionStore, count: int) -> list[str]:
 # --- delivery latency -----------------------------------------------------------------
 
 
+def _pauses(count: int) -> list[float]:
+    """A pause before each delivery, uniform in 0-50 ms (the same sequence for every
+    subject), so that deliveries do not fall in step with a poll."""
+    rng = random.Random(28)
+    return [rng.uniform(0, 0.05) for _ in range(count)]
+
+
 async def _latencies(url: str, deliveries: int) -> list[float]:
     queued: dict[str, float] = {}
 
@@ -99,7 +121,8 @@ async def _latencies(url: str, deliveries: int) -> list[float]:
             Worker(owner_store, factory, idle_release=3600, scan_interval=1.0),
             connect(client_store, sid) as agent,
         ):
-            for _ in range(deliveries + 3):
+            for pause in _pauses(deliveries + 3):
+                await asyncio.sleep(pause)
                 message = create_user_message("ping")
                 await agent.followup(message)
                 returned = time.perf_counter()
@@ -108,6 +131,58 @@ async def _latencies(url: str, deliveries: int) -> list[float]:
                 latencies.append(queued[message.id] - returned)
                 await agent.wait_idle(poll_interval=0.005)
     return latencies[3:]  # the first deliveries also load the session
+
+
+async def _langgraph_send(saver: AsyncPostgresSaver, thread: Any, message: dict[str, str]) -> None:
+    """Append ``message`` to the thread's state: a child of its latest checkpoint."""
+    current = await saver.aget_tuple(thread)
+    previous = empty_checkpoint() if current is None else copy_checkpoint(current.checkpoint)
+    checkpoint = empty_checkpoint()  # a new id and time
+    last = previous["channel_versions"].get("messages")
+    version = saver.get_next_version(None if last is None else str(last), None)
+    messages = [*previous["channel_values"].get("messages", []), message]
+    checkpoint["channel_values"] = {"messages": messages}
+    checkpoint["channel_versions"] = {"messages": version}
+    config = thread if current is None else current.config
+    await saver.aput(config, checkpoint, {"source": "input", "step": -1}, {"messages": version})
+
+
+async def _langgraph_latencies(dsn: str, deliveries: int, poll: float) -> list[float]:
+    """The peer driven like :func:`_latencies`: the client's write returns, then the
+    worker's next poll of the thread finds the message."""
+    thread: Any = {"configurable": {"thread_id": f"bench-{poll}", "checkpoint_ns": ""}}
+    seen: dict[str, float] = {}
+    latencies = []
+    async with (
+        AsyncPostgresSaver.from_conn_string(dsn) as client,
+        AsyncPostgresSaver.from_conn_string(dsn) as worker,
+    ):
+        await client.setup()
+        stop = asyncio.Event()
+
+        async def serve() -> None:
+            known = 0
+            while not stop.is_set():
+                current = await worker.aget_tuple(thread)
+                if current is not None:
+                    messages = current.checkpoint["channel_values"].get("messages", [])
+                    for message in messages[known:]:
+                        seen.setdefault(message["id"], time.perf_counter())
+                    known = len(messages)
+                await asyncio.sleep(poll)
+
+        serving = asyncio.create_task(serve())
+        for pause in _pauses(deliveries + 3):
+            await asyncio.sleep(pause)
+            message = {"id": new_message_id(), "role": "user", "content": "ping"}
+            await _langgraph_send(client, thread, message)
+            returned = time.perf_counter()
+            while message["id"] not in seen:
+                await asyncio.sleep(0.0005)
+            latencies.append(seen[message["id"]] - returned)
+        stop.set()
+        await serving
+    return latencies[3:]
 
 
 def _percentile(values: list[float], fraction: float) -> float:
@@ -120,13 +195,28 @@ def _latency_cases(dsn: str, options: Options) -> list[Case]:
     with tempfile.TemporaryDirectory() as folder:
         sqlite = asyncio.run(_latencies(f"sqlite:///{Path(folder) / 's.db'}", deliveries))
     postgres = asyncio.run(_latencies(_schema(dsn, "bench_latency"), deliveries))
-    notes = f"{deliveries} sequential followups to one served session"
+    peer = _schema(dsn, "bench_langgraph_delivery")
+    polled = {
+        every: asyncio.run(_langgraph_latencies(peer, deliveries, seconds))
+        for every, seconds in (("50 ms", 0.05), ("1 ms", 0.001))
+    }
+    notes = (
+        f"{deliveries} sequential deliveries to one served session/thread; LangGraph has "
+        "no mailbox, idempotency or wake-up (see the module docstring)"
+    )
     return [
         Case(
             SUITE,
             f"delivery latency {name}",
             "s",
-            {"postgres": _percentile(postgres, q), "sqlite": _percentile(sqlite, q)},
+            {
+                "dsh postgres (NOTIFY)": _percentile(postgres, q),
+                "dsh sqlite (poll 50 ms)": _percentile(sqlite, q),
+                **{
+                    f"LangGraph PostgresSaver (poll {every})": _percentile(values, q)
+                    for every, values in polled.items()
+                },
+            },
             notes=notes,
         )
         for name, q in (("p50", 0.5), ("p99", 0.99))
