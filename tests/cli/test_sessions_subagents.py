@@ -8,7 +8,6 @@ import asyncio
 from pathlib import Path
 
 from cli.runner import Dsh
-
 from dsh_agent import AgentLoop, agent_tool, run
 from dsh_llm.testing import ScriptedAdapter, reply
 from dsh_session import Session, SqliteSessionStore
