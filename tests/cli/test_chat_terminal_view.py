@@ -45,6 +45,9 @@ def test_a_resumed_chat_shows_its_last_exchanges(dsh: Dsh) -> None:
         try:
             terminal.expect_screen(f"resumed session {session_id}: 4 turns, 8 messages")
             terminal.expect_screen(PROMPT)
+            # What is printed above the prompt lands on the screen in the prompt's next
+            # redraw, which can come a moment after the prompt: the help text is last.
+            terminal.expect_screen("Type a message and press Enter")
             screen = "\n".join(terminal.screen())
             terminal.type("/exit\r")
             assert terminal.wait() == 0
