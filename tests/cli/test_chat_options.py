@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from providers.http_stub import unaccepting_port
 
 from cli.openai_server import FakeOpenAIServer, chat, fake_openai_server
 from cli.runner import DSH_COMMAND, Dsh
@@ -206,15 +207,15 @@ def test_first_chunk_timeout_gives_up_on_a_server_that_never_answers(dsh: Dsh) -
 
 
 def test_connect_timeout_gives_up_on_a_connection_never_accepted(dsh: Dsh) -> None:
-    listener = socket.socket()  # listens, never accepts, its accept queue filled:
-    listener.bind(("127.0.0.1", 0))  # the kernel drops further SYNs
-    listener.listen(0)
-    port = listener.getsockname()[1]
-    fillers = [socket.socket() for _ in range(4)]
-    for filler in fillers:
-        filler.setblocking(False)
-        filler.connect_ex(("127.0.0.1", port))
-    time.sleep(0.2)
+    with unaccepting_port() as port:
+        line = _first_retry_line(dsh, port)
+    assert line.startswith("dsh: TIMEOUT: ")
+    assert "no connection within 0.5 s (connect_timeout)" in line
+
+
+def _first_retry_line(dsh: Dsh, port: int) -> str:
+    """The chat's first retry notice against a server on ``port``, with a 0.5 s
+    connect timeout."""
     argv = [*DSH_COMMAND, "chat", "--provider", "openai", "--model", "m"]
     argv += ["--base-url", f"http://127.0.0.1:{port}/v1", "--connect-timeout", "0.5"]
     process = subprocess.Popen(
@@ -237,11 +238,7 @@ def test_connect_timeout_gives_up_on_a_connection_never_accepted(dsh: Dsh) -> No
     finally:
         process.kill()
         process.wait()
-        for filler in fillers:
-            filler.close()
-        listener.close()
-    assert line.startswith("dsh: TIMEOUT: ")
-    assert "no connection within 0.5 s (connect_timeout)" in line
+    return line
 
 
 @pytest.mark.parametrize("flag", ["--first-chunk-timeout", "--connect-timeout"])

@@ -15,8 +15,10 @@ import asyncio
 import json
 import socket
 import struct
+import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -218,3 +220,24 @@ async def _write_reply(writer: asyncio.StreamWriter, reply: Reply) -> None:
     elif reply.then == "end":
         writer.write(b"0\r\n\r\n")
         await writer.drain()
+
+
+@contextmanager
+def unaccepting_port() -> Iterator[int]:
+    """A port on 127.0.0.1 whose listener never accepts and whose accept queue is full:
+    the kernel drops further SYNs, so a new connection hangs in connect."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port: int = listener.getsockname()[1]
+    fillers = [socket.socket() for _ in range(4)]  # more than the queue holds
+    for filler in fillers:
+        filler.setblocking(False)
+        filler.connect_ex(("127.0.0.1", port))
+    time.sleep(0.2)
+    try:
+        yield port
+    finally:
+        for filler in fillers:
+            filler.close()
+        listener.close()

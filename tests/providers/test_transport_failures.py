@@ -30,7 +30,7 @@ from dsh_llm import (
 from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter, adapter_for
 from dsh_session import Session
 from providers.frames import chat_chunk, message_start
-from providers.http_stub import Reply, StubServer, sse_reply
+from providers.http_stub import Reply, StubServer, sse_reply, unaccepting_port
 
 AdapterFactory = Callable[..., ModelAdapter]
 
@@ -73,23 +73,9 @@ def free_port() -> int:
 
 @pytest.fixture
 def full_backlog() -> Iterator[int]:
-    """A port whose listener never accepts and whose accept queue is full: the
-    kernel drops further SYNs, so a new connection hangs in connect."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
-    port = listener.getsockname()[1]
-    fillers = []
-    for _ in range(4):  # more than the queue holds; the surplus hang too
-        filler = socket.socket()
-        filler.setblocking(False)
-        filler.connect_ex(("127.0.0.1", port))
-        fillers.append(filler)
-    time.sleep(0.2)
-    yield port
-    for filler in fillers:
-        filler.close()
-    listener.close()
+    """A port whose connections hang in connect (:func:`unaccepting_port`)."""
+    with unaccepting_port() as port:
+        yield port
 
 
 @pytest.fixture
