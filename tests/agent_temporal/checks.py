@@ -1,5 +1,5 @@
-"""What the Temporal tests read back: the stored log, the requests rebuilt from it,
-and the payloads in a workflow's history."""
+"""What the Temporal tests read back: the stored log and its conversation, the requests
+rebuilt from it, a session workflow's status, and the payloads in a workflow's history."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from pathlib import Path
 from cli.openai_server import FakeOpenAIServer
 from google.protobuf.message import Message as ProtoMessage
 from temporalio.api.common.v1 import Payload
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 
 from dsh_agent import reconstruct_requests
+from dsh_agent.temporal import SessionStatus, SessionWorkflow
+from dsh_llm import AssistantMessage, UserMessage
 from dsh_llm.providers import adapter_for
 from dsh_session import Session
 from dsh_session.stores import open_store
@@ -76,3 +78,45 @@ async def wait_until(condition: Callable[[], bool], what: str, timeout: float = 
 
 def exists(path: Path) -> Callable[[], bool]:
     return path.exists
+
+
+def text_of(message: AssistantMessage | UserMessage) -> str:
+    return "".join(getattr(block, "text", "") for block in message.content)
+
+
+def assistant_texts(session: Session) -> list[str]:
+    """The text of each assistant message in ``session``'s history (a tool step's is "")."""
+    return [text_of(m) for m in session.derive_messages() if isinstance(m, AssistantMessage)]
+
+
+def conversation(session: Session) -> list[tuple[str, str]]:
+    """``session``'s user and assistant messages as (class name, text)."""
+    return [
+        (type(m).__name__, text_of(m))
+        for m in session.derive_messages()
+        if isinstance(m, AssistantMessage | UserMessage)
+    ]
+
+
+async def status_until(
+    handle: WorkflowHandle[SessionWorkflow, None],
+    done: Callable[[SessionStatus], bool],
+    timeout: float = 60,
+) -> SessionStatus:
+    """The session workflow's status once ``done`` holds for it (queried every 0.1 s)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status: SessionStatus = await handle.query(SessionWorkflow.status)
+        if done(status):
+            return status
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the session never got there: {status}")
+        await asyncio.sleep(0.1)
+
+
+def idle_after(turns: int) -> Callable[[SessionStatus], bool]:
+    return lambda status: status.state == "idle" and status.turns == turns
+
+
+def awaiting_approval(status: SessionStatus) -> bool:
+    return status.state == "awaiting-approval"

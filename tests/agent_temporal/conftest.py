@@ -1,5 +1,6 @@
 """Fixtures of the Temporal tests: the run's dev server, a client, a scripted model
-server, and a worker (in process, or a subprocess a test may SIGKILL)."""
+server, and a worker (in process, or a subprocess a test may SIGKILL), bundled for a
+test as one :class:`Rig`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, replace
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -17,7 +20,10 @@ from temporal_server import dev_server
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from agent_temporal.scenario import WORKFLOWS, worker_agent
+from agent_temporal.checks import assert_log_rebuilds_the_wire_requests, stored_session
+from agent_temporal.scenario import AGENT_NAME, WORKFLOWS, worker_agent
+from dsh_agent.temporal import TemporalAgent
+from dsh_session import Session
 
 _TESTS = Path(__file__).resolve().parent.parent
 
@@ -101,13 +107,55 @@ class WorkerProcess:
         self.process.wait()
 
 
+@dataclass(frozen=True)
+class Rig:
+    """One test's dev server (``client``, ``address``), task queue, scripted model server,
+    side-effect folder and store, with what the tests do with them."""
+
+    client: Client
+    address: str
+    task_queue: str
+    model: FakeOpenAIServer
+    effects: Path
+    store_url: str
+
+    def worker(self) -> AbstractAsyncContextManager[Worker]:
+        """An in-process worker serving the test's task queue."""
+        return running_worker(self.client, self.task_queue, self.model, self.effects)
+
+    def worker_process(self) -> WorkerProcess:
+        """A worker subprocess serving the test's task queue (the test kills it)."""
+        return WorkerProcess(self.address, self.task_queue, self.model.base_url, self.effects)
+
+    def agent(self) -> TemporalAgent:
+        """The durable agent over the test's store (a dead worker noticed within 5 s)."""
+        return TemporalAgent(AGENT_NAME, store_url=self.store_url, heartbeat=timedelta(seconds=5))
+
+    async def session(self, session_id: str) -> Session:
+        return await stored_session(self.store_url, session_id)
+
+    async def assert_log_rebuilds_the_wire_requests(
+        self, session: Session, live: list[bytes] | None = None
+    ) -> None:
+        """The requests rebuilt from ``session``'s log are the bytes sent live (all the
+        model server saw, unless ``live`` names them)."""
+        sent = list(self.model.raw_requests) if live is None else live
+        await assert_log_rebuilds_the_wire_requests(session, self.model, sent)
+
+
 @pytest.fixture
-def worker_processes(
-    temporal_address: str, task_queue: str, model_server: FakeOpenAIServer, side_effects: Path
-) -> Iterator[list[WorkerProcess]]:
-    """Start workers with ``start()``; all are killed at the end."""
-    started: list[WorkerProcess] = []
-    yield started
-    for worker in started:
-        if worker.process.poll() is None:
-            worker.kill()
+def rig(
+    client: Client,
+    temporal_address: str,
+    task_queue: str,
+    model_server: FakeOpenAIServer,
+    side_effects: Path,
+    store_url: str,
+) -> Rig:
+    return Rig(client, temporal_address, task_queue, model_server, side_effects, store_url)
+
+
+@pytest.fixture
+def any_store_rig(rig: Rig, any_store_url: str) -> Rig:
+    """The rig over a SQLite file, then over PostgreSQL."""
+    return replace(rig, store_url=any_store_url)

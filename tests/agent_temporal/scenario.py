@@ -115,6 +115,14 @@ class ConversationInput:
     messages: tuple[str, ...]
     heartbeat_seconds: float = 5.0  # a dead worker is noticed in 5 s; 1 s was missed under load
 
+    def agent(self) -> TemporalAgent:
+        """The agent a workflow runs the conversation with."""
+        return TemporalAgent(
+            AGENT_NAME,
+            store_url=self.store_url,
+            heartbeat=timedelta(seconds=self.heartbeat_seconds),
+        )
+
 
 @workflow.defn(name="scripted-conversation")
 class Conversation:
@@ -122,11 +130,7 @@ class Conversation:
 
     @workflow.run
     async def run(self, given: ConversationInput) -> list[TurnOutcome]:
-        agent = TemporalAgent(
-            AGENT_NAME,
-            store_url=given.store_url,
-            heartbeat=timedelta(seconds=given.heartbeat_seconds),
-        )
+        agent = given.agent()
         return [await agent.run(given.session_id, text) for text in given.messages]
 
 
@@ -148,11 +152,7 @@ class SteerableConversation:
 
     @workflow.run
     async def run(self, given: ConversationInput) -> list[TurnOutcome]:
-        agent = TemporalAgent(
-            AGENT_NAME,
-            store_url=given.store_url,
-            heartbeat=timedelta(seconds=given.heartbeat_seconds),
-        )
+        agent = given.agent()
         outcomes = []
         for text in given.messages:
             outcomes.append(await agent.run(given.session_id, text, control=self._control))

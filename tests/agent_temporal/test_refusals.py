@@ -5,28 +5,25 @@ retries only pieces that may succeed elsewhere), and the log is left as it was."
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 
 import pytest
-from cli.openai_server import FakeOpenAIServer
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ActivityError, ApplicationError, RetryState
 
-from agent_temporal.checks import stored_session
-from agent_temporal.conftest import running_worker
+from agent_temporal.conftest import Rig
 from agent_temporal.scenario import Conversation, ConversationInput, OnePiece, OnePieceInput
 from dsh_agent.temporal import ModelStepInput, ToolStepInput
 from dsh_llm import CallId
 from dsh_session import Session
 
 
-async def _refusal(client: Client, task_queue: str, given: OnePieceInput) -> ApplicationError:
+async def _refusal(rig: Rig, given: OnePieceInput) -> ApplicationError:
     with pytest.raises(WorkflowFailureError) as failed:
-        await client.execute_workflow(
+        await rig.client.execute_workflow(
             OnePiece.run,
             given,
             id=f"one-piece-{uuid.uuid4()}",
-            task_queue=task_queue,
+            task_queue=rig.task_queue,
         )
     activity_error = failed.value.cause
     assert isinstance(activity_error, ActivityError)
@@ -44,67 +41,50 @@ def _only_resumed(before: Session, after: Session) -> None:
     assert {event.type for event in after.events[before.seq :]} <= {"session/end-seed"}
 
 
-async def _conversation(client: Client, task_queue: str, store_url: str) -> tuple[str, int]:
-    """A session with one tool-using turn; its id and the seq its log ends at."""
+async def _conversation(rig: Rig) -> tuple[str, int]:
+    """A session with one tool-using turn, on a worker the caller runs; its id and the
+    seq its log ends at."""
     session_id = str(uuid.uuid4())
-    given = ConversationInput(store_url, session_id, ('call bump {"n": 1}',))
-    outcomes = await client.execute_workflow(
-        Conversation.run, given, id=f"conversation-{uuid.uuid4()}", task_queue=task_queue
+    given = ConversationInput(rig.store_url, session_id, ('call bump {"n": 1}',))
+    outcomes = await rig.client.execute_workflow(
+        Conversation.run, given, id=f"conversation-{uuid.uuid4()}", task_queue=rig.task_queue
     )
     return session_id, outcomes[-1].end_seq
 
 
-async def test_a_tool_call_with_an_unknown_call_id_is_refused(
-    client: Client,
-    task_queue: str,
-    model_server: FakeOpenAIServer,
-    side_effects: Path,
-    store_url: str,
-) -> None:
-    async with running_worker(client, task_queue, model_server, side_effects):
-        session_id, end_seq = await _conversation(client, task_queue, store_url)
-        before = await stored_session(store_url, session_id)
-        given = ToolStepInput(store_url, session_id, end_seq, CallId("call-unknown"))
-        refusal = await _refusal(client, task_queue, OnePieceInput(tool_call=given))
+async def test_a_tool_call_with_an_unknown_call_id_is_refused(rig: Rig) -> None:
+    async with rig.worker():
+        session_id, end_seq = await _conversation(rig)
+        before = await rig.session(session_id)
+        given = ToolStepInput(rig.store_url, session_id, end_seq, CallId("call-unknown"))
+        refusal = await _refusal(rig, OnePieceInput(tool_call=given))
 
     assert "'call-unknown' is not a call of the open step" in refusal.message
-    after = await stored_session(store_url, session_id)
+    after = await rig.session(session_id)
     assert before.seq == end_seq
     _only_resumed(before, after)
 
 
-async def test_a_step_from_a_seq_the_log_has_not_reached_is_refused(
-    client: Client,
-    task_queue: str,
-    model_server: FakeOpenAIServer,
-    side_effects: Path,
-    store_url: str,
-) -> None:
-    async with running_worker(client, task_queue, model_server, side_effects):
-        session_id, end_seq = await _conversation(client, task_queue, store_url)
-        before = await stored_session(store_url, session_id)
-        given = ModelStepInput(store_url, session_id, end_seq + 5)
-        model_refusal = await _refusal(client, task_queue, OnePieceInput(model_step=given))
-        call = ToolStepInput(store_url, session_id, end_seq + 5, CallId("call-1"))
-        tool_refusal = await _refusal(client, task_queue, OnePieceInput(tool_call=call))
+async def test_a_step_from_a_seq_the_log_has_not_reached_is_refused(rig: Rig) -> None:
+    async with rig.worker():
+        session_id, end_seq = await _conversation(rig)
+        before = await rig.session(session_id)
+        given = ModelStepInput(rig.store_url, session_id, end_seq + 5)
+        model_refusal = await _refusal(rig, OnePieceInput(model_step=given))
+        call = ToolStepInput(rig.store_url, session_id, end_seq + 5, CallId("call-1"))
+        tool_refusal = await _refusal(rig, OnePieceInput(tool_call=call))
 
     for refusal in (model_refusal, tool_refusal):
         assert f"before seq {end_seq + 5} the workflow already saw" in refusal.message
-    _only_resumed(before, await stored_session(store_url, session_id))
+    _only_resumed(before, await rig.session(session_id))
 
 
-async def test_a_model_step_naming_a_message_never_delivered_is_refused(
-    client: Client,
-    task_queue: str,
-    model_server: FakeOpenAIServer,
-    side_effects: Path,
-    store_url: str,
-) -> None:
-    async with running_worker(client, task_queue, model_server, side_effects):
-        session_id, end_seq = await _conversation(client, task_queue, store_url)
-        asked = len(model_server.raw_requests)
-        given = ModelStepInput(store_url, session_id, end_seq, ("m-never-sent",))
-        refusal = await _refusal(client, task_queue, OnePieceInput(model_step=given))
+async def test_a_model_step_naming_a_message_never_delivered_is_refused(rig: Rig) -> None:
+    async with rig.worker():
+        session_id, end_seq = await _conversation(rig)
+        asked = len(rig.model.raw_requests)
+        given = ModelStepInput(rig.store_url, session_id, end_seq, ("m-never-sent",))
+        refusal = await _refusal(rig, OnePieceInput(model_step=given))
 
     assert "'m-never-sent' is neither queued nor entered" in refusal.message
-    assert len(model_server.raw_requests) == asked
+    assert len(rig.model.raw_requests) == asked

@@ -13,22 +13,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cli.openai_server import FakeOpenAIServer
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import WorkflowHandle
 
 from agent_temporal.checks import (
     PAYLOAD_BOUND,
-    assert_log_rebuilds_the_wire_requests,
+    awaiting_approval,
+    conversation,
     exists,
     history_payload_sizes,
-    stored_session,
+    idle_after,
+    status_until,
     wait_until,
 )
-from agent_temporal.conftest import running_worker
+from agent_temporal.conftest import Rig
 from agent_temporal.scenario import count, scripted_tools
-from agent_temporal.test_session_workflow import _agent, _idle_after, _status_until, _text
 from dsh_agent import AgentLoop
 from dsh_agent.temporal import SessionStatus, SessionWorkflow, TemporalAgent
-from dsh_llm import AssistantMessage, UserMessage, create_user_message
+from dsh_llm import create_user_message
 from dsh_llm.providers import adapter_for
 from dsh_session import Session, tool_failure_codes
 from dsh_session.events import (
@@ -42,98 +43,72 @@ from dsh_session.events import (
 )
 
 
-def _conversation(session: Session) -> list[tuple[str, str]]:
-    return [
-        (type(m).__name__, _text(m))
-        for m in session.derive_messages()
-        if isinstance(m, AssistantMessage | UserMessage)
-    ]
-
-
 def _turn_ends(session: Session) -> list[str]:
     return [e.data.reason.kind for e in session.events if isinstance(e, TurnEndEvent)]
 
 
-async def _held_turn(
-    agent: TemporalAgent,
-    client: Client,
-    session_id: str,
-    task_queue: str,
-    folder: Path,
-) -> WorkflowHandle[SessionWorkflow, None]:
+async def _held_turn(rig: Rig, session_id: str) -> WorkflowHandle[SessionWorkflow, None]:
     """Start a turn whose ``bump`` call waits until the test removes ``hold``."""
-    (folder / "hold").touch()
-    handle = await agent.send(client, session_id, 'call bump {"n": 1}', task_queue=task_queue)
-    await wait_until(exists(folder / "holding"), "the tool holds")
+    (rig.effects / "hold").touch()
+    handle = await rig.agent().send(
+        rig.client, session_id, 'call bump {"n": 1}', task_queue=rig.task_queue
+    )
+    await wait_until(exists(rig.effects / "holding"), "the tool holds")
     return handle
 
 
 async def _let_go(
     handle: WorkflowHandle[SessionWorkflow, None],
-    folder: Path,
+    rig: Rig,
     signalled: Callable[[SessionStatus], bool],
     turns: int,
 ) -> SessionStatus:
-    await _status_until(handle, signalled)  # the workflow has the signal
-    (folder / "hold").unlink()
-    return await _status_until(handle, _idle_after(turns))
+    await status_until(handle, signalled)  # the workflow has the signal
+    (rig.effects / "hold").unlink()
+    return await status_until(handle, idle_after(turns))
 
 
-async def test_a_followup_sent_twice_with_one_id_is_stored_once(
-    client: Client,
-    task_queue: str,
-    model_server: FakeOpenAIServer,
-    side_effects: Path,
-    store_url: str,
-) -> None:
-    session_id, agent = str(uuid.uuid4()), _agent(store_url)
-    async with running_worker(client, task_queue, model_server, side_effects):
+async def test_a_followup_sent_twice_with_one_id_is_stored_once(rig: Rig) -> None:
+    session_id, agent, queue = str(uuid.uuid4()), rig.agent(), rig.task_queue
+    async with rig.worker():
         for _ in range(2):  # the second while the first may still be queued
             handle = await agent.send(
-                client, session_id, "hello", task_queue=task_queue, message_id="m-hello"
+                rig.client, session_id, "hello", task_queue=queue, message_id="m-hello"
             )
-        await _status_until(handle, _idle_after(1))
-        await agent.send(client, session_id, "hello", task_queue=task_queue, message_id="m-hello")
-        await agent.send(client, session_id, "again", task_queue=task_queue, message_id="m-again")
-        status = await _status_until(handle, _idle_after(2))
+        await status_until(handle, idle_after(1))
+        await agent.send(rig.client, session_id, "hello", task_queue=queue, message_id="m-hello")
+        await agent.send(rig.client, session_id, "again", task_queue=queue, message_id="m-again")
+        status = await status_until(handle, idle_after(2))
 
-    session = await stored_session(store_url, session_id)
+    session = await rig.session(session_id)
     ids = [str(e.data.id) for e in session.events if isinstance(e, UserMessageEvent)]
     assert ids == ["m-hello", "m-again"]
     assert status.turns == 2
-    assert _conversation(session) == [
+    assert conversation(session) == [
         ("UserMessage", "hello"),
         ("AssistantMessage", "You said: hello"),
         ("UserMessage", "again"),
         ("AssistantMessage", "You said: again"),
     ]
-    await assert_log_rebuilds_the_wire_requests(
-        session, model_server, list(model_server.raw_requests)
-    )
+    await rig.assert_log_rebuilds_the_wire_requests(session)
 
 
-async def test_a_steer_reaches_the_running_turns_next_step(
-    client: Client,
-    task_queue: str,
-    model_server: FakeOpenAIServer,
-    side_effects: Path,
-    store_url: str,
-) -> None:
-    session_id, agent = str(uuid.uuid4()), _agent(store_url)
-    async with running_worker(client, task_queue, model_server, side_effects):
-        handle = await _held_turn(agent, client, session_id, task_queue, side_effects)
+async def test_a_steer_reaches_the_running_turns_next_step(rig: Rig) -> None:
+    session_id = str(uuid.uuid4())
+    async with rig.worker():
+        handle = await _held_turn(rig, session_id)
         for _ in range(2):  # sent twice: stored once
-            await agent.send(
-                client,
+            await rig.agent().send(
+                rig.client,
                 session_id,
                 "and mind the cat",
-                task_queue=task_queue,
+                task_queue=rig.task_queue,
                 kind="steer",
                 message_id="m-steer",
             )
-        status = await _let_go(handle, side_effects, lambda s: s.queued_steers == 1, turns=1)
+        status = await _let_go(handle, rig, lambda s: s.queued_steers == 1, turns=1)
 
-    session = await stored_session(store_url, session_id)
+    session = await rig.session(session_id)
     steps: dict[str, tuple[int, int]] = {}
     step = (0, 0)
     for event in session.events:
@@ -145,79 +120,63 @@ async def test_a_steer_reaches_the_running_turns_next_step(
     assert steps["m-steer"] == (1, 2)  # entered the same turn, with the step after the tool
     assert entered.count("m-steer") == 1
     assert status.turns == 1 and _turn_ends(session) == ["completed"]
-    assert _conversation(session)[-2:] == [
+    assert conversation(session)[-2:] == [
         ("UserMessage", "and mind the cat"),
         ("AssistantMessage", "You said: and mind the cat"),
     ]
-    await assert_log_rebuilds_the_wire_requests(
-        session, model_server, list(model_server.raw_requests)
-    )
+    await rig.assert_log_rebuilds_the_wire_requests(session)
 
 
-async def test_a_cancel_mid_turn_ends_it_aborted_and_the_next_followup_is_served(
-    client: Client,
-    task_queue: str,
-    model_server: FakeOpenAIServer,
-    side_effects: Path,
-    store_url: str,
-) -> None:
-    session_id, agent = str(uuid.uuid4()), _agent(store_url)
-    async with running_worker(client, task_queue, model_server, side_effects):
-        handle = await _held_turn(agent, client, session_id, task_queue, side_effects)
-        asked = len(model_server.raw_requests)
-        await TemporalAgent.cancel(client, session_id)
-        await _let_go(handle, side_effects, lambda s: s.cancelling, turns=1)
-        not_asked_again = len(model_server.raw_requests) == asked
-        await agent.send(client, session_id, "still there?", task_queue=task_queue)
-        status = await _status_until(handle, _idle_after(2))
+async def test_a_cancel_mid_turn_ends_it_aborted_and_the_next_followup_is_served(rig: Rig) -> None:
+    session_id = str(uuid.uuid4())
+    async with rig.worker():
+        handle = await _held_turn(rig, session_id)
+        asked = len(rig.model.raw_requests)
+        await TemporalAgent.cancel(rig.client, session_id)
+        await _let_go(handle, rig, lambda s: s.cancelling, turns=1)
+        not_asked_again = len(rig.model.raw_requests) == asked
+        await rig.agent().send(rig.client, session_id, "still there?", task_queue=rig.task_queue)
+        status = await status_until(handle, idle_after(2))
         run_id = (await handle.describe()).run_id
-        sizes = await history_payload_sizes(client, handle.id, run_id)
+        sizes = await history_payload_sizes(rig.client, handle.id, run_id)
 
-    session = await stored_session(store_url, session_id)
+    session = await rig.session(session_id)
     first_end = next(e for e in session.events if isinstance(e, TurnEndEvent))
     assert first_end.data.reason == AbortedReason(reason=UserCause())
     assert _turn_ends(session) == ["aborted", "completed"]
     assert not_asked_again  # the model was not asked for the step after the tool
     assert max(sizes) < PAYLOAD_BOUND  # the cancel signal and the abort activity too
     assert status.turns == 2 and not status.cancelling
-    assert _conversation(session)[-1] == ("AssistantMessage", "You said: still there?")
-    await assert_log_rebuilds_the_wire_requests(
-        session, model_server, list(model_server.raw_requests)
-    )
+    assert conversation(session)[-1] == ("AssistantMessage", "You said: still there?")
+    await rig.assert_log_rebuilds_the_wire_requests(session)
 
 
 async def test_a_cancel_while_a_call_awaits_approval_answers_it_aborted_before_dispatch(
-    client: Client,
-    task_queue: str,
-    model_server: FakeOpenAIServer,
-    side_effects: Path,
-    store_url: str,
+    rig: Rig,
 ) -> None:
-    session_id, agent = str(uuid.uuid4()), _agent(store_url)
-    async with running_worker(client, task_queue, model_server, side_effects):
+    session_id, agent = str(uuid.uuid4()), rig.agent()
+    async with rig.worker():
         handle = await agent.send(
-            client, session_id, 'call guarded {"n": 1}', task_queue=task_queue
+            rig.client, session_id, 'call guarded {"n": 1}', task_queue=rig.task_queue
         )
-        await _status_until(handle, lambda s: s.state == "awaiting-approval")
-        await TemporalAgent.cancel(client, session_id)
-        await _status_until(handle, _idle_after(1))
-        await agent.send(client, session_id, "next", task_queue=task_queue)
-        status = await _status_until(handle, _idle_after(2))
+        await status_until(handle, awaiting_approval)
+        await TemporalAgent.cancel(rig.client, session_id)
+        await status_until(handle, idle_after(1))
+        await agent.send(rig.client, session_id, "next", task_queue=rig.task_queue)
+        status = await status_until(handle, idle_after(2))
 
-    session = await stored_session(store_url, session_id)
+    session = await rig.session(session_id)
     results = [e.data for e in session.events if isinstance(e, ToolResultEvent)]
     decided = [e.data for e in session.events if isinstance(e, ApprovalDecidedEvent)]
-    assert count(side_effects, "guarded") == 0
+    assert count(rig.effects, "guarded") == 0
     assert [r.error.code if r.error else None for r in results] == [
         tool_failure_codes.ABORTED_BEFORE_DISPATCH
     ]
     assert [d.outcome for d in decided] == ["cancelled"]
     assert _turn_ends(session) == ["aborted", "completed"]
     assert status.awaiting_approval == ()
-    await assert_log_rebuilds_the_wire_requests(
-        session, model_server, list(model_server.raw_requests)
-    )
-    local = await _local_loop_cancelled_while_waiting(model_server, side_effects)
+    await rig.assert_log_rebuilds_the_wire_requests(session)
+    local = await _local_loop_cancelled_while_waiting(rig.model, rig.effects)
     assert _first_turn(session) == _first_turn(local)  # the log the agent loop writes
 
 
