@@ -28,7 +28,7 @@ from dsh_agent._run_result import RunResult
 from dsh_agent.approvals._gate import PendingApproval
 from dsh_agent.errors import AgentError
 from dsh_agent.streaming._loop_thread import LoopThread
-from dsh_agent.streaming._stream import UpdateStream
+from dsh_agent.streaming._stream import DEFAULT_MAX_PENDING, UpdateStream
 from dsh_agent.streaming._updates import AgentUpdate
 from dsh_llm import CallId, ContentInput
 from dsh_llm._ids import MessageId
@@ -113,7 +113,8 @@ class SyncAgent:
     """A chat driven from sync code: the agent lives on a private event loop thread.
 
     ``with SyncAgent(factory) as chat: chat.run(message)``; ``chat.stream(message)``
-    yields the typed updates as they happen. Leaving the ``with`` (or ``close()``)
+    yields the typed updates as they happen, ``chat.updates()`` those of whatever runs
+    next. Leaving the ``with`` (or ``close()``)
     closes the agent and stops and joins the thread.
     """
 
@@ -186,7 +187,31 @@ class SyncAgent:
         async def open_stream() -> UpdateStream:
             return self._agent.stream(message)
 
-        updates = self._call(open_stream())
+        return self._iterate(self._call(open_stream()))
+
+    def updates(
+        self,
+        *,
+        until_idle: bool = False,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        merge_deltas: bool = True,
+    ) -> Iterator[AgentUpdate]:
+        """:meth:`~dsh_agent.AgentLoop.updates` from sync code: subscribed before it
+        returns, so call it, then a verb (:meth:`regenerate`, :meth:`approve`, ...), and
+        read the updates in another thread as they happen or, ``until_idle``, after the
+        verb returns (they are buffered, up to ``max_pending``). Leaving the loop early
+        stops observing."""
+        self._check_open()
+
+        async def open_updates() -> UpdateStream:
+            return self._agent.updates(
+                until_idle=until_idle, max_pending=max_pending, merge_deltas=merge_deltas
+            )
+
+        return self._iterate(self._call(open_updates()))
+
+    def _iterate(self, updates: UpdateStream) -> Iterator[AgentUpdate]:
+        """``updates`` read on the agent's loop, one update at a time."""
         try:
             while True:
                 try:

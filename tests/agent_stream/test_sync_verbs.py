@@ -8,9 +8,13 @@ import asyncio
 import threading
 from pathlib import Path
 
+import pytest
+
 from dsh_agent import AgentLoop, tool
+from dsh_agent.errors import AgentError
+from dsh_agent.streaming import AssistantCommitted, TextDelta, TurnEnded, TurnStarted
 from dsh_agent.streaming._sync import SyncAgent
-from dsh_llm import CallId, TextBlock, UserMessage, create_user_message
+from dsh_llm import AssistantMessage, CallId, TextBlock, UserMessage, create_user_message
 from dsh_llm._messages import ToolResultMessage
 from dsh_llm.testing import Response, ScriptedAdapter, reply
 from dsh_session import Session
@@ -34,6 +38,10 @@ def texts(session: Session) -> list[str]:
 async def delete(path: str) -> str:
     """Delete a path."""
     return f"deleted {path}"
+
+
+def texts_of(message: AssistantMessage) -> str:
+    return "".join(b.text for b in message.content if isinstance(b, TextBlock))
 
 
 class Over:
@@ -117,3 +125,40 @@ def test_approve_and_deny_drive_the_waiting_turn_on(tmp_path: Path) -> None:
     results = [m for m in stored.derive_messages() if isinstance(m, ToolResultMessage)]
     assert [r.content[0].is_error for r in results] == [False, True]
     assert texts(stored)[-1] == "kept b"
+
+
+def test_updates_streams_what_a_verb_runs_read_after_or_beside_it(tmp_path: Path) -> None:
+    over = Over(tmp_path, ["first answer", "second answer", "third answer"])
+    with SyncAgent(over) as chat:
+        chat.run(ask("hi"))
+        after = chat.updates(until_idle=True)  # subscribed now: the verb comes next
+        chat.regenerate()
+        read_after = list(after)
+
+        beside: list[object] = []
+        live = chat.updates(until_idle=True)
+        reader = threading.Thread(target=lambda: beside.extend(live))
+        reader.start()
+        chat.regenerate()
+        reader.join(timeout=30)
+
+    for updates, answer in ((read_after, "second answer"), (beside, "third answer")):
+        committed = [u for u in updates if isinstance(u, AssistantCommitted)]
+        assert [texts_of(u.message) for u in committed] == [answer]
+        turn = [
+            type(u) for u in updates if isinstance(u, TurnStarted | AssistantCommitted | TurnEnded)
+        ]
+        assert turn == [TurnStarted, AssistantCommitted, TurnEnded]
+        deltas = "".join(u.text for u in updates if isinstance(u, TextDelta))
+        assert deltas == answer  # the model's text as it streamed, under the same id
+        assert {u.message_id for u in updates if isinstance(u, TextDelta)} == {
+            committed[0].message_id
+        }
+    assert not reader.is_alive()
+
+
+def test_updates_of_a_closed_chat_are_refused(tmp_path: Path) -> None:
+    chat = SyncAgent(Over(tmp_path, []))
+    chat.close()
+    with pytest.raises(AgentError, match="closed"):
+        chat.updates()
