@@ -36,14 +36,13 @@ def serve(store: SessionStore, session_id: str | None, texts: list[str]) -> Sess
 
     async def run() -> Session:
         async with store:
-            if session_id is None:
+            sid = session_id
+            if sid is None:
                 created = Session.create()
                 store.attach(created)
                 await store.flush(created)
                 store.detach(created)
                 sid = created.id
-            else:
-                sid = session_id
             async with connect(store, sid) as agent:
                 for text in texts:
                     await agent.followup(create_user_message(text))
