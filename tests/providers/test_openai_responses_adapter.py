@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from dsh_agent import AgentLoop, run
 from dsh_llm import (
     BlockAssembler,
     BlockEndChunk,
@@ -41,6 +42,9 @@ from dsh_llm import (
     create_user_message,
 )
 from dsh_llm.providers import OpenAIResponsesAdapter
+from dsh_llm.providers._model_string import adapter_for as adapter_from_string
+from dsh_llm.providers._model_string import parse_model_string
+from dsh_session import Session
 from providers.frames import (
     responses_arguments_delta,
     responses_call,
@@ -708,3 +712,35 @@ async def test_a_call_id_and_name_with_lone_surrogates_are_replaced(stub: StubSe
 
     [end] = [chunk for chunk in chunks if isinstance(chunk, BlockEndChunk)]
     assert end.block == ToolCallBlock(call_id="call_\ufffd", name="f\ufffd", arguments="{}")
+
+
+def test_the_model_string_builds_the_adapter_for_openai(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+    adapter = adapter_from_string("openai-responses:gpt-5", reasoning_summary="auto")
+
+    assert isinstance(adapter, OpenAIResponsesAdapter)
+    assert (adapter.provider, adapter.model) == ("openai", "gpt-5")
+    assert parse_model_string("openai-responses:gpt-5").model == "gpt-5"
+
+
+async def test_an_agent_loop_from_the_model_string_talks_to_responses(
+    stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{stub.url}/v1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a loopback server needs none
+    stub.script(sse_reply(responses_text_reply("hello")))
+
+    agent = AgentLoop(session=Session.create(), model="openai-responses:gpt-test")
+    result = await run(agent, user("hi"))
+
+    assert result.final_response == "hello"
+    assert stub.requests[0].path == "/v1/responses"
+    headers = [
+        (event.data.header.config.provider, event.data.header.config.model)
+        for event in agent.session.events
+        if event.type == "request/header"
+    ]
+    assert headers == [("openai", "gpt-test")]
+    await agent.aclose()
