@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,6 +46,7 @@ from dsh_llm.providers import OpenAIResponsesAdapter
 from dsh_llm.providers._model_string import adapter_for as adapter_from_string
 from dsh_llm.providers._model_string import parse_model_string
 from dsh_session import Session
+from dsh_session.stores import JsonlSessionStore
 from providers.frames import (
     responses_arguments_delta,
     responses_call,
@@ -744,3 +746,45 @@ async def test_an_agent_loop_from_the_model_string_talks_to_responses(
     ]
     assert headers == [("openai", "gpt-test")]
     await agent.aclose()
+
+
+async def test_the_reasoning_replayed_after_a_reload_is_the_reasoning_received(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    """The replay state goes through the durable log (JSON) and back: a process that
+    loads the session sends the reasoning items exactly as the live one did."""
+    stub.script(
+        sse_reply(REASONING_TEXT_AND_CALLS),
+        sse_reply(responses_text_reply("18°C.")),  # after the (unknown) tools' results
+    )
+    adapter = adapter_for(stub)
+    async with JsonlSessionStore(tmp_path) as store:
+        agent = AgentLoop(
+            session=Session.create(), adapter=adapter, provider="openai", model="gpt-test"
+        )
+        store.attach(agent.session)
+        await run(agent, user("Weather in Paris and Rome?"))
+        await store.flush(agent.session)
+        store.detach(agent.session)
+        loaded = await store.load(agent.session.header.id)
+        await agent.aclose()
+    follow_up = user("And tomorrow?")
+
+    await collect(adapter.stream(request(*agent.session.derive_messages(), follow_up)))
+    await collect(adapter.stream(request(*loaded.derive_messages(), follow_up)))
+
+    from_memory, from_disk = stub.bodies[2:]
+    assert from_disk == from_memory
+    assert [item.get("type") for item in from_disk["input"]] == [
+        None,
+        "reasoning",
+        None,
+        "reasoning",
+        "function_call",
+        "function_call",
+        "function_call_output",
+        "function_call_output",
+        None,
+        None,
+    ]
+    assert from_disk["input"][1]["encrypted_content"] == "gAAAA-full"
