@@ -37,6 +37,7 @@ from dsh_llm import (
     ToolCallsFinish,
     ToolSchema,
     UsageChunk,
+    UserMessage,
     create_assistant_message,
     create_system_message,
     create_tool_result_message,
@@ -120,7 +121,7 @@ REASONING_TEXT_AND_CALLS = [
 """Reasoning with two summary parts, text, reasoning without a summary, two calls."""
 
 
-def user(text: str) -> Message:
+def user(text: str) -> UserMessage:
     return create_user_message(content=text, source={"kind": "user"})
 
 
