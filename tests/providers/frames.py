@@ -124,11 +124,16 @@ def responses_object(status: str, **fields: Any) -> dict[str, Any]:
 
 
 def responses_usage(
-    input_tokens: int, output_tokens: int, *, cached: int = 0, reasoning: int = 0
+    input_tokens: int,
+    output_tokens: int,
+    *,
+    cached: int = 0,
+    written: int = 0,
+    reasoning: int = 0,
 ) -> dict[str, Any]:
     return {
         "input_tokens": input_tokens,
-        "input_tokens_details": {"cached_tokens": cached},
+        "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": written},
         "output_tokens": output_tokens,
         "output_tokens_details": {"reasoning_tokens": reasoning},
         "total_tokens": input_tokens + output_tokens,

@@ -5,11 +5,14 @@ speaking the Responses streaming protocol (event shapes as the SDK's
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from openai.types.responses import ResponseStreamEvent
+from pydantic import TypeAdapter
 
 from dsh_agent import AgentLoop, run
 from dsh_llm import (
@@ -121,6 +124,30 @@ REASONING_TEXT_AND_CALLS = [
 """Reasoning with two summary parts, text, reasoning without a summary, two calls."""
 
 
+def test_the_scripted_events_are_in_the_sdks_declared_shapes() -> None:
+    """The local server speaks the protocol as the ``openai`` package declares it:
+    every event the tests above stream validates against the SDK's own event models
+    (which the SDK itself builds without validating)."""
+    events: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
+    incomplete = responses_object(
+        "incomplete",
+        incomplete_details={"reason": "max_output_tokens"},
+        usage=responses_usage(1, 2),
+    )
+    failed = responses_object("failed", error={"code": "server_error", "message": "down"})
+    frames = [
+        *REASONING_TEXT_AND_CALLS,
+        *responses_text_reply("Hi"),
+        responses_event("response.incomplete", response=incomplete),
+        responses_event("response.failed", response=failed),
+        responses_event("error", code="rate_limit_exceeded", message="Slow down", param=None),
+    ]
+
+    for frame in frames:
+        data = json.loads(frame.decode().partition("data: ")[2])
+        assert events.validate_python(data).type == data["type"]
+
+
 def user(text: str) -> UserMessage:
     return create_user_message(content=text, source={"kind": "user"})
 
@@ -163,7 +190,7 @@ async def test_text_deltas_stream_in_order_with_disjoint_usage(stub: StubServer)
                 responses_text_delta(0, "Hel"),
                 responses_text_delta(0, "lo"),
                 responses_item_done(0, responses_message("msg_1", "Hello", "completed")),
-                responses_completed(responses_usage(30, 2, cached=20)),
+                responses_completed(responses_usage(30, 2, cached=20, written=5)),
             ]
         )
     )
@@ -177,7 +204,11 @@ async def test_text_deltas_stream_in_order_with_disjoint_usage(stub: StubServer)
         BlockEndChunk(index=0, block=TextBlock(text="Hello")),
         UsageChunk(
             usage=TokenUsage(
-                input_tokens=10, output_tokens=2, cache_read_tokens=20, reasoning_tokens=0
+                input_tokens=5,
+                output_tokens=2,
+                cache_read_tokens=20,
+                cache_write_tokens=5,
+                reasoning_tokens=0,
             )
         ),
         FinishChunk(reason=StopFinish()),
@@ -212,7 +243,11 @@ async def test_reasoning_text_and_parallel_function_calls(stub: StubServer) -> N
     assert chunks[-2:] == [
         UsageChunk(
             usage=TokenUsage(
-                input_tokens=10, output_tokens=60, cache_read_tokens=100, reasoning_tokens=40
+                input_tokens=10,
+                output_tokens=60,
+                cache_read_tokens=100,
+                cache_write_tokens=0,
+                reasoning_tokens=40,
             )
         ),
         FinishChunk(reason=ToolCallsFinish(), replay_state=REPLAY),
@@ -507,7 +542,11 @@ async def test_an_incomplete_response_ends_by_its_reason(
     assert (
         UsageChunk(
             usage=TokenUsage(
-                input_tokens=5, output_tokens=9, cache_read_tokens=0, reasoning_tokens=0
+                input_tokens=5,
+                output_tokens=9,
+                cache_read_tokens=0,
+                cache_write_tokens=0,
+                reasoning_tokens=0,
             )
         )
         in chunks
