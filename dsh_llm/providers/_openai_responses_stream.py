@@ -28,43 +28,31 @@ from dsh_llm._stream import (
     ErrorFinish,
     FinishChunk,
     FinishReason,
-    MaxTokensFinish,
     StopFinish,
     StreamChunk,
     TokenUsage,
     ToolCallsFinish,
     UsageChunk,
 )
-from dsh_llm.failure_codes import (
-    INVALID_REQUEST,
-    RATE_LIMIT,
-    SERVER,
-    stop_reason_code,
-)
+from dsh_llm.failure_codes import stop_reason_code
 from dsh_llm.providers._blocks import BlockBuilder
-from dsh_llm.providers._errors import _MalformedResponseError, refined_code
+from dsh_llm.providers._errors import _MalformedResponseError
+from dsh_llm.providers._openai_responses_endings import (
+    error_event_failure,
+    incomplete_finish,
+    response_failure,
+    usage_from_wire,
+)
 from dsh_llm.providers._openai_responses_wire import REPLAY_FORMAT, ReasoningPart
-from dsh_llm.providers._streaming import error_finish, stream_cut_short, unknown_stop
+from dsh_llm.providers._streaming import error_finish, stream_cut_short
 from dsh_llm.providers._wire_values import (
     index,
     items,
     optional_call_id,
-    optional_count,
     optional_name,
     optional_text,
-    required_count,
+    wire_object,
 )
-
-_CODE_BY_ERROR = {
-    "server_error": SERVER,
-    "rate_limit_exceeded": RATE_LIMIT,
-    "invalid_prompt": INVALID_REQUEST,
-    "bio_policy": stop_reason_code("content_filter"),
-    "misalignment_policy_violation": stop_reason_code("content_filter"),
-}
-"""Failure codes of the ``code`` of a failed response or an error event; the image
-errors (``invalid_image...``, ``image_...``) are bad requests, any other code is the
-provider's own trouble (``SERVER``)."""
 
 
 @dataclass
@@ -138,8 +126,8 @@ class ResponsesStreamTranslator:
 
     def _item_added(self, event: Any) -> list[StreamChunk]:
         output = index(event.output_index, "output_index")
-        item = _object(event.item, "item")
-        item_type = optional_name(item.type, "item.type")
+        item = wire_object(event.item, "item")
+        item_type = optional_name(getattr(item, "type", None), "item.type")
         if item_type == "reasoning":
             reasoning = self._reasoning.setdefault(output, _ReasoningItem())
             reasoning.id = optional_name(getattr(item, "id", None), "item.id")
@@ -162,8 +150,8 @@ class ResponsesStreamTranslator:
 
     def _item_done(self, event: Any) -> list[StreamChunk]:
         output = index(event.output_index, "output_index")
-        item = _object(event.item, "item")
-        item_type = optional_name(item.type, "item.type")
+        item = wire_object(event.item, "item")
+        item_type = optional_name(getattr(item, "type", None), "item.type")
         if item_type == "reasoning":
             return self._reasoning_done(output, item)
         if item_type == "function_call":
@@ -207,7 +195,7 @@ class ResponsesStreamTranslator:
                 parts = items(getattr(item, kind, None), f"item.{kind}")
                 for position, part in enumerate(parts):
                     where = f"item.{kind}[{position}]"
-                    text = optional_text(getattr(_object(part, where), "text", None), where)
+                    text = optional_text(getattr(wire_object(part, where), "text", None), where)
                     chunks.extend(self._reasoning_text(output, kind, position, text or ""))
         chunks.extend(self._anchor(reasoning))
         for block, _ in reasoning.blocks:
@@ -219,8 +207,11 @@ class ResponsesStreamTranslator:
         streamed = any(key[0] == output for key in self._texts)
         for position, part in enumerate(items(getattr(item, "content", None), "item.content")):
             where = f"item.content[{position}]"
-            part = _object(part, where)
-            if not streamed and optional_name(part.type, f"{where}.type") == "output_text":
+            part = wire_object(part, where)
+            if (
+                not streamed
+                and optional_name(getattr(part, "type", None), f"{where}.type") == "output_text"
+            ):
                 text = optional_text(getattr(part, "text", None), f"{where}.text")
                 if text:
                     chunks.extend(self._text(output, position, text))
@@ -296,62 +287,21 @@ class ResponsesStreamTranslator:
         return []
 
     def _incomplete(self, event: Any) -> list[StreamChunk]:
-        response = self._take_usage(event)
-        details = getattr(response, "incomplete_details", None)
-        reason = (
-            None
-            if details is None
-            else optional_name(
-                getattr(_object(details, "response.incomplete_details"), "reason", None),
-                "response.incomplete_details.reason",
-            )
-        )
-        if reason == "max_output_tokens":
-            self._ending = MaxTokensFinish()
-        elif reason == "content_filter":
-            self._ending = ErrorFinish(
-                failure=LlmFailure(
-                    message="the provider's content filter stopped the response",
-                    code=stop_reason_code(reason),
-                )
-            )
-        else:
-            self._ending = unknown_stop(reason)
+        self._ending = incomplete_finish(self._take_usage(event))
         return []
 
     def _failed(self, event: Any) -> list[StreamChunk]:
-        response = _object(event.response, "response")
-        error = getattr(response, "error", None)
-        if error is None:
-            return [error_finish(_failure(None, "no error given", "the response failed"))]
-        error = _object(error, "response.error")
-        return [
-            error_finish(
-                _failure(
-                    optional_name(getattr(error, "code", None), "response.error.code"),
-                    optional_name(getattr(error, "message", None), "response.error.message"),
-                    "the response failed",
-                )
-            )
-        ]
+        return [error_finish(response_failure(wire_object(event.response, "response")))]
 
     def _error(self, event: Any) -> list[StreamChunk]:
-        return [
-            error_finish(
-                _failure(
-                    optional_name(getattr(event, "code", None), "code"),
-                    optional_name(getattr(event, "message", None), "message"),
-                    "error event in the stream",
-                )
-            )
-        ]
+        return [error_finish(error_event_failure(event))]
 
     def _take_usage(self, event: Any) -> Any:
         """Keep the response's usage; returns the response."""
-        response = _object(event.response, "response")
+        response = wire_object(event.response, "response")
         usage = getattr(response, "usage", None)
         if usage is not None:
-            self._usage = usage_from_wire(_object(usage, "response.usage"))
+            self._usage = usage_from_wire(wire_object(usage, "response.usage"))
         return response
 
     def _anchor(self, reasoning: _ReasoningItem) -> list[StreamChunk]:
@@ -397,59 +347,6 @@ _HANDLERS = {
 ``.done`` events, hosted tools' progress, ...) add nothing."""
 
 
-def _object(value: object, where: str) -> Any:
-    """A nested wire object, which the SDK leaves as sent when it is not one."""
-    if isinstance(value, BaseModel):
-        return value
-    raise _MalformedResponseError(where, f"is {reprlib.repr(value)}, not an object")
-
-
-def _failure(code: str | None, message: str | None, what: str) -> LlmFailure:
-    """The failure of a failed response or an error event, from its ``code``."""
-    kind = _CODE_BY_ERROR.get(code or "")
-    if kind is None:
-        image = code is not None and code.startswith(("invalid_image", "image_", "empty_image"))
-        kind = INVALID_REQUEST if image else SERVER
-    words = message or "no message given"
-    shown = f"{what}: {words}" + (f" ({code})" if code else "")
-    return LlmFailure(message=shown, code=refined_code(kind, f"{code or ''} {words}"))
-
-
-def usage_from_wire(usage: Any) -> TokenUsage:
-    """Disjoint token counts: cache reads (``input_tokens_details.cached_tokens``) and
-    cache writes (``cache_write_tokens``) are taken out of ``input_tokens``;
-    ``output_tokens_details.reasoning_tokens`` are the reasoning tokens."""
-    where = "response.usage"
-    details = getattr(usage, "input_tokens_details", None)
-    if details is not None:
-        details = _object(details, f"{where}.input_tokens_details")
-    cached = optional_count(
-        getattr(details, "cached_tokens", None), f"{where}.input_tokens_details.cached_tokens"
-    )
-    written = optional_count(
-        getattr(details, "cache_write_tokens", None),
-        f"{where}.input_tokens_details.cache_write_tokens",
-    )
-    output_details = getattr(usage, "output_tokens_details", None)
-    if output_details is not None:
-        output_details = _object(output_details, f"{where}.output_tokens_details")
-    reasoning = optional_count(
-        getattr(output_details, "reasoning_tokens", None),
-        f"{where}.output_tokens_details.reasoning_tokens",
-    )
-    total_input = required_count(getattr(usage, "input_tokens", None), f"{where}.input_tokens")
-    return TokenUsage(
-        input_tokens=max(total_input - (cached or 0) - (written or 0), 0),
-        output_tokens=required_count(
-            getattr(usage, "output_tokens", None), f"{where}.output_tokens"
-        ),
-        cache_read_tokens=cached,
-        cache_write_tokens=written,
-        reasoning_tokens=reasoning,
-    )
-
-
 __all__ = [
     "ResponsesStreamTranslator",
-    "usage_from_wire",
 ]
