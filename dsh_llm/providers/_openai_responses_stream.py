@@ -2,8 +2,9 @@
 
 Events are told apart by their ``type`` (the SDK builds an event of a type it does not
 know as some other event class, so its class says nothing). Output items are numbered
-by ``output_index``; each part of one becomes a dsh block in first-seen order: an
-``output_text`` part a text block, a function call a tool-call block, each summary or
+by ``output_index`` (named by their id where a server, as llama.cpp's, numbers none);
+each part of one becomes a dsh block in first-seen order: an ``output_text`` part a
+text block, a function call a tool-call block, each summary or
 reasoning-text part of a reasoning item a reasoning block (an item with no text gets
 one empty reasoning block, so the message still shows where it stood). A reasoning
 item's id and encrypted content, taken from its ``response.output_item.done``, go to
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import reprlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from pydantic import BaseModel
 
@@ -54,6 +55,26 @@ from dsh_llm.providers._wire_values import (
     wire_object,
 )
 
+ItemKey: TypeAlias = int | str
+"""An output item: its ``output_index``, or its id from a server that numbers none."""
+
+
+def _item_key(event: Any, item_id: object, id_field: str) -> ItemKey:
+    """The output item an event is about: its ``output_index``; a server that sends
+    none (llama.cpp's) names the item by its id alone."""
+    output = getattr(event, "output_index", None)
+    if output is not None:
+        return index(output, "output_index")
+    key = optional_name(item_id, id_field)
+    if not key:
+        raise _MalformedResponseError("output_index", f"is missing, and so is {id_field}")
+    return key
+
+
+def _part_index(value: object, field: str) -> int:
+    """A part's index within its item, 0 when the server numbers none."""
+    return 0 if value is None else index(value, field)
+
 
 @dataclass
 class _ReasoningItem:
@@ -72,14 +93,14 @@ class ResponsesStreamTranslator:
 
     def __init__(self) -> None:
         self._blocks = BlockBuilder()
-        self._texts: dict[tuple[int, int], int] = {}
-        """(output_index, content_index) → text block."""
-        self._calls: dict[int, int] = {}
-        """output_index → tool-call block."""
-        self._streamed_arguments: set[int] = set()
-        self._named_calls: set[int] = set()
-        """output_index of the calls whose id and name came with their first event."""
-        self._reasoning: dict[int, _ReasoningItem] = {}
+        self._texts: dict[tuple[ItemKey, int], int] = {}
+        """(output item, content_index) → text block."""
+        self._calls: dict[ItemKey, int] = {}
+        """output item → tool-call block."""
+        self._streamed_arguments: set[ItemKey] = set()
+        self._named_calls: set[ItemKey] = set()
+        """The calls whose id and name came with their first event."""
+        self._reasoning: dict[ItemKey, _ReasoningItem] = {}
         self._refusal: list[str] = []
         self._usage: TokenUsage | None = None
         self._ending: FinishReason | None = None
@@ -125,8 +146,8 @@ class ResponsesStreamTranslator:
     # -- output items ---------------------------------------------------------------
 
     def _item_added(self, event: Any) -> list[StreamChunk]:
-        output = index(event.output_index, "output_index")
         item = wire_object(event.item, "item")
+        output = _item_key(event, getattr(item, "id", None), "item.id")
         item_type = optional_name(getattr(item, "type", None), "item.type")
         if item_type == "reasoning":
             reasoning = self._reasoning.setdefault(output, _ReasoningItem())
@@ -149,8 +170,8 @@ class ResponsesStreamTranslator:
         return []
 
     def _item_done(self, event: Any) -> list[StreamChunk]:
-        output = index(event.output_index, "output_index")
         item = wire_object(event.item, "item")
+        output = _item_key(event, getattr(item, "id", None), "item.id")
         item_type = optional_name(getattr(item, "type", None), "item.type")
         if item_type == "reasoning":
             return self._reasoning_done(output, item)
@@ -160,7 +181,7 @@ class ResponsesStreamTranslator:
             return self._message_done(output, item)
         return []
 
-    def _call_done(self, output: int, item: Any) -> list[StreamChunk]:
+    def _call_done(self, output: ItemKey, item: Any) -> list[StreamChunk]:
         chunks: list[StreamChunk] = []
         block = self._calls.get(output)
         if block is None:
@@ -180,7 +201,7 @@ class ResponsesStreamTranslator:
             chunks.append(call)
         return [*chunks, *self._blocks.end(block)]
 
-    def _reasoning_done(self, output: int, item: Any) -> list[StreamChunk]:
+    def _reasoning_done(self, output: ItemKey, item: Any) -> list[StreamChunk]:
         """The done item is the authoritative one: its encrypted content is complete
         (the added item's may not be). Text the server did not stream is taken from it."""
         reasoning = self._reasoning.setdefault(output, _ReasoningItem())
@@ -202,7 +223,7 @@ class ResponsesStreamTranslator:
             chunks.extend(self._blocks.end(block))
         return chunks
 
-    def _message_done(self, output: int, item: Any) -> list[StreamChunk]:
+    def _message_done(self, output: ItemKey, item: Any) -> list[StreamChunk]:
         chunks: list[StreamChunk] = []
         streamed = any(key[0] == output for key in self._texts)
         for position, part in enumerate(items(getattr(item, "content", None), "item.content")):
@@ -223,11 +244,11 @@ class ResponsesStreamTranslator:
     # -- deltas ---------------------------------------------------------------------
 
     def _text_delta(self, event: Any) -> list[StreamChunk]:
-        output = index(event.output_index, "output_index")
-        part = index(event.content_index, "content_index")
+        output = _item_key(event, getattr(event, "item_id", None), "item_id")
+        part = _part_index(getattr(event, "content_index", None), "content_index")
         return self._text(output, part, optional_text(event.delta, "delta") or "")
 
-    def _text(self, output: int, part: int, text: str) -> list[StreamChunk]:
+    def _text(self, output: ItemKey, part: int, text: str) -> list[StreamChunk]:
         chunks: list[StreamChunk] = []
         block = self._texts.get((output, part))
         if block is None:
@@ -237,21 +258,22 @@ class ResponsesStreamTranslator:
         return [*chunks, *self._blocks.append_text(block, text)]
 
     def _summary_part(self, event: Any) -> list[StreamChunk]:
-        output = index(event.output_index, "output_index")
-        return self._reasoning_text(output, "summary", index(event.summary_index, "summary_index"))
+        output = _item_key(event, getattr(event, "item_id", None), "item_id")
+        part = _part_index(getattr(event, "summary_index", None), "summary_index")
+        return self._reasoning_text(output, "summary", part)
 
     def _summary_delta(self, event: Any) -> list[StreamChunk]:
-        output = index(event.output_index, "output_index")
-        part = index(event.summary_index, "summary_index")
+        output = _item_key(event, getattr(event, "item_id", None), "item_id")
+        part = _part_index(getattr(event, "summary_index", None), "summary_index")
         return self._reasoning_text(output, "summary", part, optional_text(event.delta, "delta"))
 
     def _reasoning_delta(self, event: Any) -> list[StreamChunk]:
-        output = index(event.output_index, "output_index")
-        part = index(event.content_index, "content_index")
+        output = _item_key(event, getattr(event, "item_id", None), "item_id")
+        part = _part_index(getattr(event, "content_index", None), "content_index")
         return self._reasoning_text(output, "content", part, optional_text(event.delta, "delta"))
 
     def _reasoning_text(
-        self, output: int, kind: ReasoningPart, part: int, text: str | None = None
+        self, output: ItemKey, kind: ReasoningPart, part: int, text: str | None = None
     ) -> list[StreamChunk]:
         reasoning = self._reasoning.setdefault(output, _ReasoningItem())
         chunks: list[StreamChunk] = []
@@ -264,7 +286,7 @@ class ResponsesStreamTranslator:
         return [*chunks, *self._blocks.append_text(block, text)] if text else chunks
 
     def _arguments_delta(self, event: Any) -> list[StreamChunk]:
-        output = index(event.output_index, "output_index")
+        output = _item_key(event, getattr(event, "item_id", None), "item_id")
         arguments = optional_text(event.delta, "delta") or ""
         chunks: list[StreamChunk] = []
         block = self._calls.get(output)

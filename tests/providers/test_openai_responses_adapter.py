@@ -67,7 +67,7 @@ from providers.frames import (
     responses_text_reply,
     responses_usage,
 )
-from providers.http_stub import StubServer, sse_reply
+from providers.http_stub import StubServer, sse_frame, sse_reply
 
 REPLAY = {
     "format": "openai-responses",
@@ -828,3 +828,49 @@ async def test_the_reasoning_replayed_after_a_reload_is_the_reasoning_received(
         None,
     ]
     assert from_disk["input"][1]["encrypted_content"] == "gAAAA-full"
+
+
+async def test_a_server_that_numbers_no_items_is_read_by_item_id(stub: StubServer) -> None:
+    """llama.cpp's ``/v1/responses`` sends no ``output_index`` or ``content_index``:
+    its events name their item by id."""
+
+    def event(kind: str, **fields: Any) -> bytes:
+        return sse_frame({"type": kind, **fields}, event=kind)
+
+    message = {"type": "message", "id": "msg_l", "role": "assistant", "content": []}
+    call = {"type": "function_call", "id": "fc_l", "call_id": "call_l", "name": "add"}
+    stub.script(
+        sse_reply(
+            [
+                event("response.created", response={"id": "r", "status": "in_progress"}),
+                event("response.output_item.added", item=message),
+                event("response.output_text.delta", item_id="msg_l", delta="Sum: "),
+                event("response.output_item.added", item={**call, "arguments": ""}),
+                event("response.function_call_arguments.delta", item_id="fc_l", delta='{"a": 2'),
+                event("response.output_text.delta", item_id="msg_l", delta="coming"),
+                event("response.function_call_arguments.delta", item_id="fc_l", delta="}"),
+                event("response.output_item.done", item={**call, "arguments": '{"a": 2}'}),
+                event("response.output_item.done", item=message),
+                event("response.completed", response={"id": "r", "status": "completed"}),
+            ]
+        )
+    )
+
+    chunks = await collect(adapter_for(stub).stream(request()))
+
+    ends = [item.block for item in chunks if isinstance(item, BlockEndChunk)]
+    assert ends == [
+        ToolCallBlock(call_id="call_l", name="add", arguments='{"a": 2}'),
+        TextBlock(text="Sum: coming"),
+    ]
+    assert chunks[-1] == FinishChunk(reason=ToolCallsFinish())
+
+
+async def test_an_event_naming_no_item_at_all_is_a_malformed_response(stub: StubServer) -> None:
+    delta = sse_frame({"type": "response.output_text.delta", "delta": "x"})
+    stub.script(sse_reply([responses_created(), delta, responses_completed()]))
+
+    reported = failure_of(await collect(adapter_for(stub).stream(request())))
+
+    assert reported.code == "MALFORMED_RESPONSE"
+    assert "output_index is missing, and so is item_id" in reported.message
