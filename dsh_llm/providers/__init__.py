@@ -18,12 +18,20 @@ from dsh_llm.providers._model_string import adapter_for
 if TYPE_CHECKING:
     from dsh_llm.providers._anthropic import AnthropicAdapter
     from dsh_llm.providers._openai import OpenAIChatAdapter
+    from dsh_llm.providers._openai_responses import OpenAIResponsesAdapter
 
-__all__ = ["AnthropicAdapter", "FallbackAdapter", "OpenAIChatAdapter", "adapter_for"]
+__all__ = [
+    "AnthropicAdapter",
+    "FallbackAdapter",
+    "OpenAIChatAdapter",
+    "OpenAIResponsesAdapter",
+    "adapter_for",
+]
 
 _HOMES = {
     "AnthropicAdapter": "dsh_llm.providers._anthropic",
     "OpenAIChatAdapter": "dsh_llm.providers._openai",
+    "OpenAIResponsesAdapter": "dsh_llm.providers._openai_responses",
 }
 
 

@@ -141,7 +141,13 @@ def code_for_status(status: int, detail: str = "") -> str:
 
 def _code_for_error_type(body: object, detail: str) -> str:
     """The code of an error reported without a status (an error event in a stream)."""
-    code = _CODE_BY_ERROR_TYPE.get(_error_type(body) or "", SERVER)
+    return refined_code(_CODE_BY_ERROR_TYPE.get(_error_type(body) or "", SERVER), detail)
+
+
+def refined_code(code: str, detail: str) -> str:
+    """``code`` of an error reported without a status, sharpened by the provider's
+    wording: a rate limit or server error naming an exhausted quota is ``QUOTA``, a
+    bad request naming the context bound is ``CONTEXT_WINDOW_EXCEEDED``."""
     if code in (RATE_LIMIT, SERVER) and _QUOTA_WORDING.search(detail):
         return QUOTA
     if code == INVALID_REQUEST and _CONTEXT_WORDING.search(detail):
@@ -301,6 +307,7 @@ __all__ = [
     "SdkErrors",
     "code_for_status",
     "failure_from_exception",
+    "refined_code",
     "retry_after_ms",
     "translation_failure",
     "unsupported_block",

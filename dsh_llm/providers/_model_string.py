@@ -3,6 +3,8 @@
 Accepted forms::
 
     openai:MODEL                      OpenAI (OPENAI_API_KEY)
+    openai-responses:MODEL            OpenAI through the Responses API (OPENAI_API_KEY);
+                                      requests name the provider "openai"
     deepseek:MODEL                    DeepSeek (DEEPSEEK_API_KEY)
     anthropic:MODEL                   Anthropic (ANTHROPIC_API_KEY)
     openai-compatible:MODEL@BASE_URL  any chat-completions server, e.g.
@@ -24,9 +26,11 @@ from dsh_llm.providers._endpoint import base_url_problem, shown_value
 if TYPE_CHECKING:
     from dsh_llm.providers._anthropic import AnthropicAdapter
     from dsh_llm.providers._openai import OpenAIChatAdapter
+    from dsh_llm.providers._openai_responses import OpenAIResponsesAdapter
 
 MODEL_STRING_FORMS = (
     "openai:MODEL",
+    "openai-responses:MODEL",
     "deepseek:MODEL",
     "anthropic:MODEL",
     "openai-compatible:MODEL@BASE_URL",
@@ -57,7 +61,7 @@ def parse_model_string(text: str) -> ModelString:
     prefix, colon, rest = text.partition(":")
     if not colon or not prefix:
         raise _refuse(text, "no provider prefix")
-    if prefix in ("openai", "deepseek", "anthropic"):
+    if prefix in ("openai", "openai-responses", "deepseek", "anthropic"):
         if not rest.strip() or rest != rest.strip():
             raise _refuse(text, "no model name after the provider")
         return ModelString(prefix, rest)
@@ -74,12 +78,15 @@ def parse_model_string(text: str) -> ModelString:
     raise _refuse(text, f"unknown provider {prefix!r}")
 
 
-def adapter_for(model: str, **options: Any) -> OpenAIChatAdapter | AnthropicAdapter:
+def adapter_for(
+    model: str, **options: Any
+) -> OpenAIChatAdapter | OpenAIResponsesAdapter | AnthropicAdapter:
     """The adapter a model string names, with ``adapter.provider`` and
     ``adapter.model`` set from it; ``options`` go to the adapter's constructor
     (``api_key``, ``timeout``, ``first_chunk_timeout``, ...).
 
     ``adapter_for("deepseek:deepseek-chat")``, ``adapter_for("openai:gpt-4.1")``,
+    ``adapter_for("openai-responses:gpt-5")`` (provider ``"openai"``),
     ``adapter_for("anthropic:claude-sonnet-4-5")``,
     ``adapter_for("openai-compatible:qwen3@http://127.0.0.1:8080/v1")``. A malformed
     string or an unknown provider raises :class:`~dsh_llm.errors.ModelStringError`;
@@ -90,6 +97,10 @@ def adapter_for(model: str, **options: Any) -> OpenAIChatAdapter | AnthropicAdap
         from dsh_llm.providers._anthropic import AnthropicAdapter
 
         return AnthropicAdapter(model=parsed.model, **options)
+    if parsed.provider == "openai-responses":
+        from dsh_llm.providers._openai_responses import OpenAIResponsesAdapter
+
+        return OpenAIResponsesAdapter(model=parsed.model, **options)
     from dsh_llm.providers._openai import OpenAIChatAdapter
 
     if parsed.base_url is not None:

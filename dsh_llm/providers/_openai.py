@@ -18,10 +18,8 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 
 from dsh_llm._request import GenerateRequest
 from dsh_llm._stream import StreamChunk
-from dsh_llm.providers._client_options import chosen_base_url, client_timeout
 from dsh_llm.providers._endpoint import endpoint_url
-from dsh_llm.providers._errors import SdkErrors
-from dsh_llm.providers._keys import resolve_api_key
+from dsh_llm.providers._openai_client import OPENAI_ERRORS, openai_client
 from dsh_llm.providers._openai_stream import ChatStreamTranslator
 from dsh_llm.providers._openai_wire import MaxTokensField, chat_body
 from dsh_llm.providers._streaming import (
@@ -37,37 +35,15 @@ from dsh_llm.providers._transport_failures import Endpoint
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
-OPENAI_ERRORS = SdkErrors(
-    status=openai.APIStatusError,
-    timeout=openai.APITimeoutError,
-    connection=openai.APIConnectionError,
-    api=openai.APIError,
-)
-
-KNOWN_PROVIDERS: dict[str, tuple[str | None, str]] = {
-    "openai": (None, "OPENAI_API_KEY"),
-    "deepseek": ("https://api.deepseek.com", "DEEPSEEK_API_KEY"),
-}
-"""Providers whose endpoint and API-key variable need no configuration:
-``provider -> (base_url, environment variable)``. ``None`` is the SDK's default."""
-
-BASE_URL_VARIABLES = {"openai": "OPENAI_BASE_URL", "deepseek": "DEEPSEEK_BASE_URL"}
-"""Where a known provider's endpoint may be moved without code (a proxy, a local
-stand-in): read when no ``base_url`` is given."""
-
-OTHER_KEY_VARIABLE = "OPENAI_API_KEY"
-"""Where the key of any other provider (a ``base_url`` of your own) is read from: the
-variable the ``openai`` package itself falls back to."""
-
 
 class OpenAIChatAdapter:
     """A :class:`~dsh_llm._request.ModelAdapter` over ``/chat/completions`` streaming.
 
     Pass a configured ``openai.AsyncOpenAI`` as ``client``, or let the adapter build
-    one from ``base_url`` and ``api_key``. For the providers in
-    :data:`KNOWN_PROVIDERS` both default: ``OpenAIChatAdapter(provider="deepseek")``
-    talks to DeepSeek with the key in ``DEEPSEEK_API_KEY``. ``provider`` only picks
-    these defaults (kept as ``adapter.provider``); requests name their own provider.
+    one from ``base_url`` and ``api_key``. For the known providers (``openai``,
+    ``deepseek``) both default: ``OpenAIChatAdapter(provider="deepseek")`` talks to
+    DeepSeek with the key in ``DEEPSEEK_API_KEY``. ``provider`` only picks these
+    defaults (kept as ``adapter.provider``); requests name their own provider.
     ``model`` (kept as ``adapter.model``) is the model an ``AgentLoop`` built without
     ``model=`` asks for; the wire carries each request's own model.
 
@@ -126,31 +102,13 @@ class OpenAIChatAdapter:
         self.model = model
         self._max_tokens_field: MaxTokensField = max_tokens_field
         if client is None:
-            known = KNOWN_PROVIDERS.get(provider)
-            if known is None and base_url is None:
-                raise ValueError(
-                    f"provider {provider!r} has no known endpoint: pass base_url "
-                    f"(known providers: {', '.join(sorted(KNOWN_PROVIDERS))})"
-                )
-            default_url, key_variable = known or (None, OTHER_KEY_VARIABLE)
-            variable = BASE_URL_VARIABLES.get(provider)
-            url = (
-                chosen_base_url(base_url, variable) or default_url
-                if variable is not None
-                else chosen_base_url(base_url, "OPENAI_BASE_URL")  # the SDK reads it too
-            )
-            client = openai.AsyncOpenAI(
-                base_url=url,
-                api_key=resolve_api_key(
-                    api_key=api_key, variable=key_variable, base_url=url, provider=provider
-                ),
+            client = openai_client(
+                provider=provider,
+                base_url=base_url,
+                api_key=api_key,
                 max_retries=max_retries,
-                timeout=client_timeout(
-                    openai.Timeout,
-                    openai.DEFAULT_TIMEOUT,
-                    timeout=timeout,
-                    connect_timeout=connect_timeout,
-                ),
+                timeout=timeout,
+                connect_timeout=connect_timeout,
             )
             self._connect_timeout = connect_timeout
         self.client = client
@@ -178,8 +136,5 @@ class OpenAIChatAdapter:
 
 
 __all__ = [
-    "KNOWN_PROVIDERS",
-    "OPENAI_ERRORS",
-    "OTHER_KEY_VARIABLE",
     "OpenAIChatAdapter",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from dsh_llm._ids import CallId, CallIdField
 from dsh_llm._storable_text import storable_text
@@ -80,6 +80,14 @@ def items(value: list[ItemT] | None, field: str) -> list[ItemT]:
     raise _MalformedResponseError(field, f"is {_shown(value)}, not a list")
 
 
+def wire_object(value: object, field: str) -> BaseModel:
+    """A nested object of an event, which the SDK leaves as sent when it is not one
+    (a list, a number, ``null``)."""
+    if isinstance(value, BaseModel):
+        return value
+    raise _MalformedResponseError(field, f"is {_shown(value)}, not an object")
+
+
 def _shown(value: object) -> str:
     """A short, storable rendering of an offending value."""
     shown = repr(value)
@@ -94,4 +102,5 @@ __all__ = [
     "optional_name",
     "optional_text",
     "required_count",
+    "wire_object",
 ]

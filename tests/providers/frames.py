@@ -3,7 +3,8 @@
 ``chat_*``: OpenAI chat-completion chunks (tests add DeepSeek's extra fields where
 they need them). ``anthropic_event`` and the helpers named after Anthropic's event
 types (``message_start``, ``block_start`` for ``content_block_start``, ...): Messages
-stream events."""
+stream events. ``responses_*``: OpenAI Responses stream events, in the shapes of the
+``openai`` package's ``types/responses`` models (``response.output_item.added``, ...)."""
 
 from __future__ import annotations
 
@@ -99,3 +100,139 @@ def text_reply(text: str, stop_reason: str = "end_turn") -> list[bytes]:
         block_stop(0),
         *message_end(stop_reason),
     ]
+
+
+def responses_event(kind: str, **fields: Any) -> bytes:
+    """One Responses stream event, named in ``event:`` and ``type`` as OpenAI sends it."""
+    return sse_frame({"type": kind, "sequence_number": 0, **fields}, event=kind)
+
+
+def responses_object(status: str, **fields: Any) -> dict[str, Any]:
+    """The ``response`` object of ``response.created`` / ``.completed`` / ..."""
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1,
+        "model": "gpt-test",
+        "status": status,
+        "output": [],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        **fields,
+    }
+
+
+def responses_usage(
+    input_tokens: int,
+    output_tokens: int,
+    *,
+    cached: int = 0,
+    written: int = 0,
+    reasoning: int = 0,
+) -> dict[str, Any]:
+    return {
+        "input_tokens": input_tokens,
+        "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": written},
+        "output_tokens": output_tokens,
+        "output_tokens_details": {"reasoning_tokens": reasoning},
+        "total_tokens": input_tokens + output_tokens,
+    }
+
+
+def responses_created() -> bytes:
+    return responses_event("response.created", response=responses_object("in_progress"))
+
+
+def responses_completed(usage: dict[str, Any] | None = None) -> bytes:
+    return responses_event(
+        "response.completed", response=responses_object("completed", usage=usage)
+    )
+
+
+def responses_item_added(output_index: int, item: dict[str, Any]) -> bytes:
+    return responses_event("response.output_item.added", output_index=output_index, item=item)
+
+
+def responses_item_done(output_index: int, item: dict[str, Any]) -> bytes:
+    return responses_event("response.output_item.done", output_index=output_index, item=item)
+
+
+def responses_message(item_id: str, text: str | None, status: str) -> dict[str, Any]:
+    content = [] if text is None else [{"type": "output_text", "text": text, "annotations": []}]
+    return {
+        "type": "message",
+        "id": item_id,
+        "role": "assistant",
+        "status": status,
+        "content": content,
+    }
+
+
+def responses_text_delta(output_index: int, delta: str, *, item_id: str = "msg_1") -> bytes:
+    return responses_event(
+        "response.output_text.delta",
+        item_id=item_id,
+        output_index=output_index,
+        content_index=0,
+        delta=delta,
+        logprobs=[],
+    )
+
+
+def responses_text_reply(text: str, usage: dict[str, Any] | None = None) -> list[bytes]:
+    """A whole text response, as the Responses API streams one."""
+    return [
+        responses_created(),
+        responses_item_added(0, responses_message("msg_1", None, "in_progress")),
+        responses_text_delta(0, text),
+        responses_item_done(0, responses_message("msg_1", text, "completed")),
+        responses_completed(usage or responses_usage(5, 2)),
+    ]
+
+
+def responses_call(
+    call_id: str, name: str, arguments: str, *, item_id: str = "fc_1", status: str = "completed"
+) -> dict[str, Any]:
+    return {
+        "type": "function_call",
+        "id": item_id,
+        "call_id": call_id,
+        "name": name,
+        "arguments": arguments,
+        "status": status,
+    }
+
+
+def responses_arguments_delta(output_index: int, delta: str, *, item_id: str = "fc_1") -> bytes:
+    return responses_event(
+        "response.function_call_arguments.delta",
+        item_id=item_id,
+        output_index=output_index,
+        delta=delta,
+    )
+
+
+def responses_reasoning(
+    item_id: str, summary: list[str], *, encrypted: str | None = None
+) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "type": "reasoning",
+        "id": item_id,
+        "summary": [{"type": "summary_text", "text": text} for text in summary],
+    }
+    if encrypted is not None:
+        item["encrypted_content"] = encrypted
+    return item
+
+
+def responses_summary_delta(
+    output_index: int, summary_index: int, delta: str, *, item_id: str = "rs_1"
+) -> bytes:
+    return responses_event(
+        "response.reasoning_summary_text.delta",
+        item_id=item_id,
+        output_index=output_index,
+        summary_index=summary_index,
+        delta=delta,
+    )

@@ -17,7 +17,7 @@ from dsh_llm import (
     StreamChunk,
     create_user_message,
 )
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter
+from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter
 from providers.http_stub import StubServer, json_reply
 
 JSON_INT_MAX = 2**64 - 1
@@ -40,6 +40,12 @@ def anthropic(stub: StubServer) -> Setup:
     return adapter, request("anthropic", "claude-test"), body
 
 
+def responses(stub: StubServer) -> Setup:
+    adapter = OpenAIResponsesAdapter(base_url=f"{stub.url}/v1", api_key="test-key", max_retries=0)
+    body = {"error": {"message": "Rate limit reached", "type": "requests", "code": None}}
+    return adapter, request("openai", "gpt-test"), body
+
+
 def request(provider: str, model: str) -> GenerateRequest:
     hi = create_user_message(content="hi", source={"kind": "user"})
     return GenerateRequest(messages=(hi,), provider=provider, model=model)
@@ -49,7 +55,9 @@ async def collect(chunks: AsyncIterator[StreamChunk]) -> list[StreamChunk]:
     return [item async for item in chunks]
 
 
-@pytest.mark.parametrize("make", [openai, anthropic], ids=["openai", "anthropic"])
+@pytest.mark.parametrize(
+    "make", [openai, anthropic, responses], ids=["openai", "anthropic", "responses"]
+)
 @pytest.mark.parametrize(
     ("header", "value", "expected"),
     [

@@ -14,7 +14,7 @@ import pytest
 
 from dsh_agent import AgentLoop, Tool, reconstruct_requests, run, tool
 from dsh_llm import FinishChunk, ModelAdapter, create_user_message
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter
+from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter
 from dsh_session import Session
 from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
 from providers.frames import (
@@ -26,6 +26,15 @@ from providers.frames import (
     chat_usage,
     message_end,
     message_start,
+    responses_call,
+    responses_completed,
+    responses_created,
+    responses_item_added,
+    responses_item_done,
+    responses_reasoning,
+    responses_summary_delta,
+    responses_text_reply,
+    responses_usage,
     text_reply,
 )
 from providers.http_stub import StubServer, json_reply, sse_reply
@@ -172,6 +181,50 @@ async def test_anthropic_thinking_tool_round_trip(stub: StubServer) -> None:
                 }
             ],
         },
+    ]
+    await assert_log_rebuilds_the_wire_requests(agent, adapter, stub)
+
+
+async def test_openai_responses_encrypted_reasoning_tool_round_trip(stub: StubServer) -> None:
+    call = responses_call("call_w", "weather", '{"city": "Paris"}')
+    stub.script(
+        sse_reply(
+            [
+                responses_created(),
+                responses_item_added(0, responses_reasoning("rs_w", [])),
+                responses_summary_delta(0, 0, "Need the weather tool.", item_id="rs_w"),
+                responses_item_done(
+                    0,
+                    responses_reasoning("rs_w", ["Need the weather tool."], encrypted="gAAAA-w"),
+                ),
+                responses_item_added(1, {**call, "arguments": "", "status": "in_progress"}),
+                responses_item_done(1, call),
+                responses_completed(responses_usage(30, 12, reasoning=8)),
+            ]
+        ),
+        sse_reply(responses_text_reply("18°C and clear.")),
+    )
+    adapter = OpenAIResponsesAdapter(base_url=f"{stub.url}/v1", api_key="k", max_retries=0)
+
+    agent, answer = await run_weather_question(adapter, provider="openai", model="gpt-test")
+
+    assert answer == "18°C and clear."
+    second = stub.bodies[1]
+    assert (second["instructions"], second["store"]) == ("Answer briefly.", False)
+    assert second["input"][1:] == [
+        {
+            "type": "reasoning",
+            "id": "rs_w",
+            "summary": [{"type": "summary_text", "text": "Need the weather tool."}],
+            "encrypted_content": "gAAAA-w",
+        },
+        {
+            "type": "function_call",
+            "call_id": "call_w",
+            "name": "weather",
+            "arguments": '{"city": "Paris"}',
+        },
+        {"type": "function_call_output", "call_id": "call_w", "output": "18°C and clear in Paris"},
     ]
     await assert_log_rebuilds_the_wire_requests(agent, adapter, stub)
 

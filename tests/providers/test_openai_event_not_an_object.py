@@ -7,17 +7,18 @@ from __future__ import annotations
 import pytest
 
 from dsh_llm import ErrorFinish, FinishChunk, GenerateRequest, create_user_message
-from dsh_llm.providers import OpenAIChatAdapter
+from dsh_llm.providers import OpenAIChatAdapter, OpenAIResponsesAdapter
 from providers.frames import CHAT_DONE
 from providers.http_stub import StubServer, sse_frame, sse_reply
 
 
+@pytest.mark.parametrize("adapter_class", [OpenAIChatAdapter, OpenAIResponsesAdapter])
 @pytest.mark.parametrize("data", ["[]", "[1, 2]", "42", '"text"'])
 async def test_an_event_whose_data_is_not_an_object_is_a_named_malformed_response(
-    stub: StubServer, data: str
+    stub: StubServer, data: str, adapter_class: type[OpenAIChatAdapter | OpenAIResponsesAdapter]
 ) -> None:
     stub.script(sse_reply([sse_frame(data), CHAT_DONE]))
-    adapter = OpenAIChatAdapter(base_url=f"{stub.url}/v1", api_key="k", max_retries=0)
+    adapter = adapter_class(base_url=f"{stub.url}/v1", api_key="k", max_retries=0)
     question = create_user_message(content="hi", source={"kind": "user"})
     request = GenerateRequest(provider="p", model="m", messages=(question,))
 

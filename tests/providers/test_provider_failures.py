@@ -20,8 +20,8 @@ from dsh_llm import (
     ModelAdapter,
     create_user_message,
 )
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter
-from providers.frames import chat_chunk, message_start
+from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter
+from providers.frames import chat_chunk, message_start, responses_created
 from providers.http_stub import Reply, StubServer, json_reply, sse_reply
 
 AdapterFactory = Callable[..., ModelAdapter]
@@ -35,12 +35,27 @@ def anthropic_adapter(stub: StubServer, **options: Any) -> ModelAdapter:
     return AnthropicAdapter(base_url=stub.url, api_key="k", max_retries=0, **options)
 
 
-PATH = {openai_adapter: "/v1/chat/completions", anthropic_adapter: "/v1/messages"}
-FIRST_FRAME = {openai_adapter: chat_chunk({"content": "Hel"}), anthropic_adapter: message_start()}
+def responses_adapter(stub: StubServer, **options: Any) -> ModelAdapter:
+    return OpenAIResponsesAdapter(base_url=f"{stub.url}/v1", api_key="k", max_retries=0, **options)
+
+
+PATH = {
+    openai_adapter: "/v1/chat/completions",
+    anthropic_adapter: "/v1/messages",
+    responses_adapter: "/v1/responses",
+}
+FIRST_FRAME = {
+    openai_adapter: chat_chunk({"content": "Hel"}),
+    anthropic_adapter: message_start(),
+    responses_adapter: responses_created(),
+}
 BROKEN_FRAME = b"event: content_block_delta\ndata: {not json\n\n"
 
 
-@pytest.fixture(params=[openai_adapter, anthropic_adapter], ids=["openai", "anthropic"])
+@pytest.fixture(
+    params=[openai_adapter, anthropic_adapter, responses_adapter],
+    ids=["openai", "anthropic", "responses"],
+)
 def make_adapter(request: pytest.FixtureRequest) -> AdapterFactory:
     factory: AdapterFactory = request.param
     return factory

@@ -13,6 +13,7 @@ import dsh_llm
 import dsh_llm.providers
 assert "openai" not in sys.modules and "anthropic" not in sys.modules, "imported eagerly"
 dsh_llm.providers.OpenAIChatAdapter
+dsh_llm.providers.OpenAIResponsesAdapter
 assert "openai" in sys.modules and "anthropic" not in sys.modules, "imported too much"
 """
 

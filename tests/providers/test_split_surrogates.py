@@ -29,7 +29,7 @@ from dsh_llm import (
     ToolCallDeltaChunk,
     create_user_message,
 )
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter
+from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter
 from providers.frames import (
     CHAT_DONE,
     block_delta,
@@ -38,6 +38,15 @@ from providers.frames import (
     chat_chunk,
     message_end,
     message_start,
+    responses_arguments_delta,
+    responses_call,
+    responses_completed,
+    responses_created,
+    responses_item_added,
+    responses_item_done,
+    responses_reasoning,
+    responses_summary_delta,
+    responses_text_delta,
 )
 from providers.http_stub import StubServer, json_reply, sse_reply
 
@@ -92,12 +101,38 @@ def anthropic_frames(field: str) -> StreamField:
     return frames
 
 
+def responses_frames(field: str) -> StreamField:
+    def frames(parts: list[str]) -> list[bytes]:
+        if field == "arguments":
+            item = responses_call("call_1", "f", "", status="in_progress")
+            deltas = [responses_arguments_delta(0, part) for part in parts]
+        elif field == "summary":
+            item = responses_reasoning("rs_1", [])
+            deltas = [responses_summary_delta(0, 0, part) for part in parts]
+        else:
+            item = {"type": "message", "id": "msg_1", "role": "assistant", "content": []}
+            deltas = [responses_text_delta(0, part) for part in parts]
+        return [
+            responses_created(),
+            responses_item_added(0, item),
+            *deltas,
+            responses_item_done(0, item),
+            responses_completed(),
+        ]
+
+    return frames
+
+
 def openai_adapter(stub: StubServer) -> ModelAdapter:
     return OpenAIChatAdapter(base_url=f"{stub.url}/v1", api_key="k", max_retries=0)
 
 
 def anthropic_adapter(stub: StubServer) -> ModelAdapter:
     return AnthropicAdapter(base_url=stub.url, api_key="k", max_retries=0)
+
+
+def responses_adapter(stub: StubServer) -> ModelAdapter:
+    return OpenAIResponsesAdapter(base_url=f"{stub.url}/v1", api_key="k", max_retries=0)
 
 
 FIELDS: dict[str, tuple[Callable[[StubServer], ModelAdapter], StreamField]] = {
@@ -107,6 +142,9 @@ FIELDS: dict[str, tuple[Callable[[StubServer], ModelAdapter], StreamField]] = {
     "anthropic text": (anthropic_adapter, anthropic_frames("text")),
     "anthropic thinking": (anthropic_adapter, anthropic_frames("thinking")),
     "anthropic input_json": (anthropic_adapter, anthropic_frames("partial_json")),
+    "responses output_text": (responses_adapter, responses_frames("text")),
+    "responses reasoning summary": (responses_adapter, responses_frames("summary")),
+    "responses function arguments": (responses_adapter, responses_frames("arguments")),
 }
 
 
@@ -194,7 +232,7 @@ async def test_anthropic_signature_with_a_lone_surrogate_is_replaced(stub: StubS
     }
 
 
-@pytest.mark.parametrize("make_adapter", [openai_adapter, anthropic_adapter])
+@pytest.mark.parametrize("make_adapter", [openai_adapter, anthropic_adapter, responses_adapter])
 async def test_an_error_message_with_a_lone_surrogate_is_replaced(
     stub: StubServer, make_adapter: Callable[[StubServer], ModelAdapter]
 ) -> None:

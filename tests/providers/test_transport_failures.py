@@ -27,9 +27,14 @@ from dsh_llm import (
     ModelAdapter,
     create_user_message,
 )
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter, adapter_for
+from dsh_llm.providers import (
+    AnthropicAdapter,
+    OpenAIChatAdapter,
+    OpenAIResponsesAdapter,
+    adapter_for,
+)
 from dsh_session import Session
-from providers.frames import chat_chunk, message_start
+from providers.frames import chat_chunk, message_start, responses_created
 from providers.http_stub import Reply, StubServer, sse_reply, unaccepting_port
 
 AdapterFactory = Callable[..., ModelAdapter]
@@ -43,11 +48,26 @@ def anthropic_adapter(base: str, **options: Any) -> ModelAdapter:
     return AnthropicAdapter(base_url=base, api_key="k", **options)
 
 
-PATH = {openai_adapter: "/v1/chat/completions", anthropic_adapter: "/v1/messages"}
-FIRST_FRAME = {openai_adapter: chat_chunk({"content": "Hel"}), anthropic_adapter: message_start()}
+def responses_adapter(base: str, **options: Any) -> ModelAdapter:
+    return OpenAIResponsesAdapter(base_url=f"{base}/v1", api_key="k", **options)
 
 
-@pytest.fixture(params=[openai_adapter, anthropic_adapter], ids=["openai", "anthropic"])
+PATH = {
+    openai_adapter: "/v1/chat/completions",
+    anthropic_adapter: "/v1/messages",
+    responses_adapter: "/v1/responses",
+}
+FIRST_FRAME = {
+    openai_adapter: chat_chunk({"content": "Hel"}),
+    anthropic_adapter: message_start(),
+    responses_adapter: responses_created(),
+}
+
+
+@pytest.fixture(
+    params=[openai_adapter, anthropic_adapter, responses_adapter],
+    ids=["openai", "anthropic", "responses"],
+)
 def make_adapter(request: pytest.FixtureRequest) -> AdapterFactory:
     factory: AdapterFactory = request.param
     return factory

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from dsh_llm import ErrorFinish, FinishChunk, GenerateRequest, LlmFailure, create_user_message
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter
+from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter
 
 
 class Unprintable(Exception):
@@ -43,12 +43,15 @@ def client_raising(*, while_streaming: bool) -> Any:
         raise Unprintable
 
     endpoint = SimpleNamespace(create=create)
-    return SimpleNamespace(chat=SimpleNamespace(completions=endpoint), messages=endpoint)
+    return SimpleNamespace(
+        chat=SimpleNamespace(completions=endpoint), messages=endpoint, responses=endpoint
+    )
 
 
 ADAPTERS: dict[str, Callable[[Any], Any]] = {
     "openai": lambda client: OpenAIChatAdapter(client=client),
     "anthropic": lambda client: AnthropicAdapter(client=client),
+    "responses": lambda client: OpenAIResponsesAdapter(client=client),
 }
 
 

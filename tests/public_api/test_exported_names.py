@@ -392,6 +392,7 @@ PINNED: dict[str, tuple[str, ...]] = {
         "AnthropicAdapter",
         "FallbackAdapter",
         "OpenAIChatAdapter",
+        "OpenAIResponsesAdapter",
         "adapter_for",
     ),
     "dsh_llm.testing": (
