@@ -6,6 +6,7 @@ Install with ``pip install 'dsh-sdk[gemini]'``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -27,7 +28,7 @@ from dsh_llm.providers._client_options import chosen_base_url
 from dsh_llm.providers._endpoint import shown_url
 from dsh_llm.providers._gemini_errors import GEMINI_ERRORS, classified
 from dsh_llm.providers._gemini_stream import GenerateContentTranslator
-from dsh_llm.providers._gemini_transport import DshTimeoutsTransport
+from dsh_llm.providers._gemini_transport import RESPONSE_BEGAN, DshTimeoutsTransport
 from dsh_llm.providers._gemini_wire import gemini_body
 from dsh_llm.providers._keys import resolve_api_key
 from dsh_llm.providers._streaming import (
@@ -141,9 +142,8 @@ class GeminiAdapter:
         )
 
     async def _open(self, request: GenerateRequest) -> _ResponseStream:
-        """Send the request and wait for the first chunk: the SDK sends nothing until
-        its stream is read, and a failure to connect or an error status must be told
-        from a stream that broke off."""
+        """Send the request and wait until its response begins (see
+        :class:`_ResponseStream`)."""
         body = gemini_body(request, thinking=self._thinking)
         chunks = await self.client.aio.models.generate_content_stream(
             model=request.model,
@@ -164,26 +164,51 @@ class GeminiAdapter:
 
 
 class _ResponseStream:
-    """The SDK's chunks, the first one already read, with every ``APIError``
-    classified as it is raised."""
+    """The SDK's chunks, with every ``APIError`` classified as it is raised.
+
+    The SDK sends the request only when its stream is first read, and reads the
+    first chunk in the same step. :meth:`start` takes that step in a task of its
+    own and returns once the response has begun (its headers came, as the adapter's
+    transport tells) or failed: connecting and the status are the call's opening,
+    as for the other adapters, and the wait for the first chunk is read with the
+    stream (bounded by the idle timeout too)."""
 
     def __init__(self, chunks: AsyncIterator[types.GenerateContentResponse]) -> None:
         self._chunks = chunks
-        self._first: types.GenerateContentResponse | None = None
+        self._first: asyncio.Task[types.GenerateContentResponse | None] | None = None
 
     async def start(self) -> None:
-        self._first = await self._next()
+        began = asyncio.Event()
+        token = RESPONSE_BEGAN.set(began)
+        try:
+            first = asyncio.ensure_future(self._next())  # runs with RESPONSE_BEGAN set
+        finally:
+            RESPONSE_BEGAN.reset(token)
+        self._first = first
+        waiting = asyncio.ensure_future(began.wait())
+        try:
+            await asyncio.wait({first, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            first.cancel()
+            raise
+        finally:
+            waiting.cancel()
+        if first.done():
+            first.result()  # a failure to connect or an error status is the opening's
 
     def __aiter__(self) -> AsyncIterator[types.GenerateContentResponse]:
         return self._all()
 
     async def close(self) -> None:
+        if self._first is not None and not self._first.done():
+            self._first.cancel()
+            await asyncio.gather(self._first, return_exceptions=True)
         aclose = getattr(self._chunks, "aclose", None)
         if aclose is not None:
             await aclose()
 
     async def _all(self) -> AsyncIterator[types.GenerateContentResponse]:
-        chunk, self._first = self._first, None
+        chunk = await (self._first if self._first is not None else self._next())
         while chunk is not None:
             yield chunk
             chunk = await self._next()

@@ -6,6 +6,11 @@ request, and server-sent-event comments dropped before the SDK reads them.
 connect timeout never applies. This transport sets each request's timeouts itself:
 ``connect_timeout`` for opening the connection, ``timeout`` for every other phase.
 
+The SDK sends nothing until its stream is first read, and then sends the request
+and reads the first chunk in one step; :data:`RESPONSE_BEGAN` lets the adapter tell
+when the response's headers have come (the end of the first-chunk wait that
+precedes any data, as for the other adapters).
+
 The SDK reads an SSE comment line (``: keep-alive``, which proxies and some servers
 send) as a JSON chunk and fails on it. Comments are not data: the transport drops
 those lines, so they neither break the call nor restart dsh's first-chunk and idle
@@ -14,9 +19,17 @@ clocks.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 
 import httpx
+
+RESPONSE_BEGAN: ContextVar[asyncio.Event | None] = ContextVar(
+    "dsh_gemini_response_began", default=None
+)
+"""Set by the adapter around a call: the transport sets the event once the
+response's status line and headers have come."""
 
 
 class _CommentlessStream(httpx.AsyncByteStream):
@@ -62,6 +75,9 @@ class DshTimeoutsTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         request.extensions = {**request.extensions, "timeout": dict(self._timeouts)}
         response = await self._inner.handle_async_request(request)
+        began = RESPONSE_BEGAN.get()
+        if began is not None:
+            began.set()
         body = response.stream
         event_stream = response.headers.get("content-type", "").startswith("text/event-stream")
         if not event_stream or not isinstance(body, httpx.AsyncByteStream):
@@ -78,4 +94,4 @@ class DshTimeoutsTransport(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-__all__ = ["DshTimeoutsTransport"]
+__all__ = ["RESPONSE_BEGAN", "DshTimeoutsTransport"]

@@ -17,7 +17,8 @@ from dsh_llm import (
     StreamChunk,
     create_user_message,
 )
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter
+from dsh_llm.providers import AnthropicAdapter, GeminiAdapter, OpenAIChatAdapter
+from providers.gemini_frames import gemini_error_body
 from providers.http_stub import StubServer, json_reply
 
 JSON_INT_MAX = 2**64 - 1
@@ -40,6 +41,12 @@ def anthropic(stub: StubServer) -> Setup:
     return adapter, request("anthropic", "claude-test"), body
 
 
+def gemini(stub: StubServer) -> Setup:
+    adapter = GeminiAdapter(base_url=stub.url, api_key="test-key", max_retries=0)
+    body = gemini_error_body(429, "Resource has been exhausted.", "RESOURCE_EXHAUSTED")
+    return adapter, request("gemini", "gemini-test"), body
+
+
 def request(provider: str, model: str) -> GenerateRequest:
     hi = create_user_message(content="hi", source={"kind": "user"})
     return GenerateRequest(messages=(hi,), provider=provider, model=model)
@@ -49,7 +56,9 @@ async def collect(chunks: AsyncIterator[StreamChunk]) -> list[StreamChunk]:
     return [item async for item in chunks]
 
 
-@pytest.mark.parametrize("make", [openai, anthropic], ids=["openai", "anthropic"])
+@pytest.mark.parametrize(
+    "make", [openai, anthropic, gemini], ids=["openai", "anthropic", "gemini"]
+)
 @pytest.mark.parametrize(
     ("header", "value", "expected"),
     [

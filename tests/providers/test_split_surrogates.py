@@ -29,7 +29,7 @@ from dsh_llm import (
     ToolCallDeltaChunk,
     create_user_message,
 )
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter
+from dsh_llm.providers import AnthropicAdapter, GeminiAdapter, OpenAIChatAdapter, adapter_for
 from providers.frames import (
     CHAT_DONE,
     block_delta,
@@ -39,6 +39,7 @@ from providers.frames import (
     message_end,
     message_start,
 )
+from providers.gemini_frames import gemini_chunk
 from providers.http_stub import StubServer, json_reply, sse_reply
 
 HIGH, LOW = "\ud83d", "\ude00"
@@ -92,12 +93,29 @@ def anthropic_frames(field: str) -> StreamField:
     return frames
 
 
+def gemini_frames(thought: bool) -> StreamField:
+    def frames(parts: list[str]) -> list[bytes]:
+        marks = {"thought": True} if thought else {}
+        chunks = [gemini_chunk({"text": part, **marks}) for part in parts]
+        return [*chunks, gemini_chunk(finish_reason="STOP")]
+
+    return frames
+
+
 def openai_adapter(stub: StubServer) -> ModelAdapter:
     return OpenAIChatAdapter(base_url=f"{stub.url}/v1", api_key="k", max_retries=0)
 
 
 def anthropic_adapter(stub: StubServer) -> ModelAdapter:
     return AnthropicAdapter(base_url=stub.url, api_key="k", max_retries=0)
+
+
+def gemini_adapter(stub: StubServer) -> ModelAdapter:
+    return GeminiAdapter(base_url=stub.url, api_key="k", max_retries=0)
+
+
+def ollama_adapter(stub: StubServer) -> ModelAdapter:
+    return adapter_for("ollama:m", base_url=f"{stub.url}/v1")
 
 
 FIELDS: dict[str, tuple[Callable[[StubServer], ModelAdapter], StreamField]] = {
@@ -107,6 +125,10 @@ FIELDS: dict[str, tuple[Callable[[StubServer], ModelAdapter], StreamField]] = {
     "anthropic text": (anthropic_adapter, anthropic_frames("text")),
     "anthropic thinking": (anthropic_adapter, anthropic_frames("thinking")),
     "anthropic input_json": (anthropic_adapter, anthropic_frames("partial_json")),
+    "gemini text": (gemini_adapter, gemini_frames(thought=False)),
+    "gemini thought": (gemini_adapter, gemini_frames(thought=True)),
+    "ollama content": (ollama_adapter, openai_frames("content")),
+    "ollama reasoning": (ollama_adapter, openai_frames("reasoning")),
 }
 
 
@@ -194,7 +216,9 @@ async def test_anthropic_signature_with_a_lone_surrogate_is_replaced(stub: StubS
     }
 
 
-@pytest.mark.parametrize("make_adapter", [openai_adapter, anthropic_adapter])
+@pytest.mark.parametrize(
+    "make_adapter", [openai_adapter, anthropic_adapter, gemini_adapter, ollama_adapter]
+)
 async def test_an_error_message_with_a_lone_surrogate_is_replaced(
     stub: StubServer, make_adapter: Callable[[StubServer], ModelAdapter]
 ) -> None:
