@@ -3,8 +3,8 @@ protocol.
 
 Each adapter needs its provider's SDK, installed as an extra (``dsh-sdk[openai]``,
 ``dsh-sdk[anthropic]``, ``dsh-sdk[gemini]``). Nothing here imports an SDK until its
-adapter is first used, so ``import dsh_llm.providers`` works without them. ``adapter_for("openai:gpt-4.1")``
-builds the adapter a model string names.
+adapter is first used, so ``import dsh_llm.providers`` works without them.
+``adapter_for("openai:gpt-4.1")`` builds the adapter a model string names.
 """
 
 from __future__ import annotations

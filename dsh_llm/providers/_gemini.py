@@ -147,7 +147,7 @@ class GeminiAdapter:
         body = gemini_body(request, thinking=self._thinking)
         chunks = await self.client.aio.models.generate_content_stream(
             model=request.model,
-            contents=body.contents,  # type: ignore[arg-type]
+            contents=body.contents,
             config=types.GenerateContentConfig.model_validate(body.config),
         )
         stream = _ResponseStream(chunks)

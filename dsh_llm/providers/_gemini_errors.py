@@ -53,10 +53,8 @@ def gemini_failure(error: genai_errors.APIError) -> LlmFailure:
     (then there is no status: the body's code picks the failure code alone)."""
     body = _error_object(error.details)
     message = _message(body) or describe_exception(error, with_type=False)
-    wording = " ".join(
-        [*(body[key] for key in ("status", "code", "type") if isinstance(body.get(key), str)),
-         message]
-    )
+    words = [body.get(key) for key in ("status", "code", "type")]
+    wording = " ".join([*(word for word in words if isinstance(word, str)), message])
     response = error.response
     if isinstance(response, httpx.Response) and response.status_code >= 400:
         status = response.status_code

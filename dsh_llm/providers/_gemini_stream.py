@@ -107,9 +107,7 @@ class GenerateContentTranslator:
             chunks.append(UsageChunk(usage=self._usage))
         reason = self._finish()
         replay: dict[str, Any] | None = None
-        if not isinstance(reason, ErrorFinish) and (
-            any(self._signatures) or self._unnamed_calls
-        ):
+        if not isinstance(reason, ErrorFinish) and (any(self._signatures) or self._unnamed_calls):
             replay = {"format": REPLAY_FORMAT, "signatures": self._signatures}
             if self._unnamed_calls:
                 replay["unnamedCalls"] = self._unnamed_calls

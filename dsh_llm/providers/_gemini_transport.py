@@ -55,9 +55,7 @@ class _CommentlessStream(httpx.AsyncByteStream):
 
 
 def _without_comments(lines: bytes) -> bytes:
-    return b"".join(
-        line for line in lines.splitlines(keepends=True) if not line.startswith(b":")
-    )
+    return b"".join(line for line in lines.splitlines(keepends=True) if not line.startswith(b":"))
 
 
 class DshTimeoutsTransport(httpx.AsyncBaseTransport):

@@ -171,9 +171,7 @@ class _Replay:
                 f"message {message.id!r}: {API} names each tool result after its call, "
                 f"and the call {result.call_id!r} is not in the request"
             )
-        text = "\n\n".join(
-            _text(message.id, block, "a tool result") for block in result.content
-        )
+        text = "\n\n".join(_text(message.id, block, "a tool result") for block in result.content)
         response: WirePart = {
             "name": name,
             "response": {"error": text} if result.is_error else {"output": text},

@@ -81,9 +81,7 @@ def parse_model_string(text: str) -> ModelString:
     raise _refuse(text, f"unknown provider {prefix!r}")
 
 
-def adapter_for(
-    model: str, **options: Any
-) -> OpenAIChatAdapter | AnthropicAdapter | GeminiAdapter:
+def adapter_for(model: str, **options: Any) -> OpenAIChatAdapter | AnthropicAdapter | GeminiAdapter:
     """The adapter a model string names, with ``adapter.provider`` and
     ``adapter.model`` set from it; ``options`` go to the adapter's constructor
     (``api_key``, ``timeout``, ``first_chunk_timeout``, ...).

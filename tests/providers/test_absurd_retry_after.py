@@ -56,9 +56,7 @@ async def collect(chunks: AsyncIterator[StreamChunk]) -> list[StreamChunk]:
     return [item async for item in chunks]
 
 
-@pytest.mark.parametrize(
-    "make", [openai, anthropic, gemini], ids=["openai", "anthropic", "gemini"]
-)
+@pytest.mark.parametrize("make", [openai, anthropic, gemini], ids=["openai", "anthropic", "gemini"])
 @pytest.mark.parametrize(
     ("header", "value", "expected"),
     [

@@ -57,7 +57,8 @@ def client_raising(*, while_streaming: bool) -> Any:
         return BrokenStream()
 
     endpoint = SimpleNamespace(create=create)
-    gemini = SimpleNamespace(models=SimpleNamespace(generate_content_stream=generate_content_stream))
+    models = SimpleNamespace(generate_content_stream=generate_content_stream)
+    gemini = SimpleNamespace(models=models)
     return SimpleNamespace(
         chat=SimpleNamespace(completions=endpoint), messages=endpoint, aio=gemini
     )
