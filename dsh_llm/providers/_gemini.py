@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 try:
-    import httpx
     from google import genai
     from google.genai import errors as genai_errors
     from google.genai import types
@@ -27,8 +26,8 @@ from dsh_llm._stream import StreamChunk
 from dsh_llm.providers._client_options import chosen_base_url
 from dsh_llm.providers._endpoint import shown_url
 from dsh_llm.providers._gemini_errors import GEMINI_ERRORS, classified
+from dsh_llm.providers._gemini_http import RESPONSE_BEGAN, gemini_http_client
 from dsh_llm.providers._gemini_stream import GenerateContentTranslator
-from dsh_llm.providers._gemini_transport import RESPONSE_BEGAN, DshTimeoutsTransport
 from dsh_llm.providers._gemini_wire import gemini_body
 from dsh_llm.providers._keys import resolve_api_key
 from dsh_llm.providers._streaming import (
@@ -115,10 +114,8 @@ class GeminiAdapter:
                         if max_retries > 0
                         else None
                     ),
-                    httpx_async_client=httpx.AsyncClient(
-                        transport=DshTimeoutsTransport(
-                            connect_timeout=connect_timeout, timeout=timeout
-                        )
+                    httpx_async_client=gemini_http_client(
+                        connect_timeout=connect_timeout, timeout=timeout
                     ),
                 ),
             )
@@ -169,7 +166,7 @@ class _ResponseStream:
     The SDK sends the request only when its stream is first read, and reads the
     first chunk in the same step. :meth:`start` takes that step in a task of its
     own and returns once the response has begun (its headers came, as the adapter's
-    transport tells) or failed: connecting and the status are the call's opening,
+    HTTP client tells) or failed: connecting and the status are the call's opening,
     as for the other adapters, and the wait for the first chunk is read with the
     stream (bounded by the idle timeout too)."""
 

@@ -64,8 +64,8 @@ def gemini_body(request: GenerateRequest, *, thinking: Mapping[str, Any] | None)
         elif isinstance(message, ToolResultMessage):
             role, parts = "user", [replay.function_response(message)]
         else:
-            role, parts = "user", [_user_part(message.id, block) for block in message.content]
-            parts = [part for part in parts if part != {"text": ""}]
+            said = [b for b in message.content if not (isinstance(b, TextBlock) and not b.text)]
+            role, parts = "user", [_user_part(message.id, block) for block in said]
         if not parts:
             continue  # nothing would be said; the API refuses empty turns
         if contents and contents[-1]["role"] == role:

@@ -319,7 +319,8 @@ def test_the_connect_timeout_reaches_the_client_the_adapter_builds(
     if make_adapter is gemini_adapter:
         pytest.skip(
             "google-genai sends its own per-request timeout, so GeminiAdapter sets the "
-            "timeouts in its transport: the connect and read timeout tests check them"
+            "timeouts on each request of its HTTP client: the connect and read timeout "
+            "tests check them"
         )
     adapter: Any = make_adapter("http://127.0.0.1:1", connect_timeout=2.5, timeout=30)
 
