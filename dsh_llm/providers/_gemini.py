@@ -122,10 +122,7 @@ class GeminiAdapter:
             self._connect_timeout = connect_timeout
             self._base_url = url
         self.client = client
-        # A detached copy, checked to be JSON now rather than on the first request.
-        self._thinking: dict[str, Any] | None = (
-            None if thinking is None else thaw_json(freeze_json(thinking))
-        )
+        self._thinking = None if thinking is None else _checked_thinking(thinking)
 
     def stream(self, request: GenerateRequest) -> AsyncIterator[StreamChunk]:
         """Stream one response; failures end in ``finish {error}``."""
@@ -215,6 +212,19 @@ class _ResponseStream:
             return await anext(self._chunks, None)
         except genai_errors.APIError as error:
             raise classified(error) from error
+
+
+def _checked_thinking(thinking: Mapping[str, Any]) -> dict[str, Any]:
+    """A detached copy of ``thinking``, checked now against the SDK's
+    ``ThinkingConfig`` rather than failing the first request."""
+    copy: dict[str, Any] = thaw_json(freeze_json(thinking))
+    try:
+        types.ThinkingConfig.model_validate(copy)
+    except ValueError as error:
+        raise ValueError(
+            f"thinking={thinking!r} is not a Gemini thinking config: {error}"
+        ) from None
+    return copy
 
 
 def _key_from_environment() -> str | None:

@@ -56,13 +56,16 @@ def gemini_failure(error: genai_errors.APIError) -> LlmFailure:
     words = [body.get(key) for key in ("status", "code", "type")]
     wording = " ".join([*(word for word in words if isinstance(word, str)), message])
     response = error.response
-    if isinstance(response, httpx.Response) and response.status_code >= 400:
-        status = response.status_code
+    # httpx's ``status_code``, or aiohttp's ``status`` for a client of the caller's own;
+    # the SDK's own response object of a 200 stream says 200.
+    status = getattr(response, "status_code", None) or getattr(response, "status", None)
+    if isinstance(status, int) and status >= 400:
+        headers: Mapping[str, str] = getattr(response, "headers", None) or {}
         return LlmFailure(
             message=f"HTTP {status}: {message}",
             code=code_for_status(status, wording),
             status=status,
-            provider_retry_after_ms=retry_after_ms(response.headers) or _retry_delay_ms(body),
+            provider_retry_after_ms=retry_after_ms(headers) or _retry_delay_ms(body),
         )
     code = error.code if isinstance(error.code, int) and error.code >= 400 else None
     return LlmFailure(

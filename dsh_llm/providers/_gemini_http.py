@@ -32,8 +32,8 @@ import httpx
 RESPONSE_BEGAN: ContextVar[asyncio.Event | None] = ContextVar(
     "dsh_gemini_response_began", default=None
 )
-"""Set by the adapter around a call: the client sets the event once the response's
-status line and headers have come."""
+"""Set by the adapter around a call: the client sets the event once a successful
+response's status line and headers have come."""
 
 
 class _CommentlessStream(httpx.AsyncByteStream):
@@ -75,8 +75,8 @@ def gemini_http_client(
 
     async def response_began(response: httpx.Response) -> None:
         began = RESPONSE_BEGAN.get()
-        if began is not None:
-            began.set()
+        if began is not None and response.is_success:
+            began.set()  # an error status is the opening's failure, not a stream
         body = response.stream
         event_stream = response.headers.get("content-type", "").startswith("text/event-stream")
         if event_stream and isinstance(body, httpx.AsyncByteStream):

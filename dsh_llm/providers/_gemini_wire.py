@@ -219,12 +219,13 @@ def _user_part(message_id: str, block: ContentBlock) -> WirePart:
     if isinstance(block, ImageBlock):
         if block.url is not None:
             return {"file_data": {"file_uri": block.url, "mime_type": block.media_type}}
-        return {
-            "inline_data": {
-                "mime_type": block.media_type,
-                "data": base64.b64decode(block.data or ""),
-            }
-        }
+        try:
+            data = base64.b64decode(block.data or "", validate=True)
+        except (binascii.Error, ValueError):
+            raise _UnsupportedRequestError(
+                f"message {message_id!r}: an image's data is not base64"
+            ) from None
+        return {"inline_data": {"mime_type": block.media_type, "data": data}}
     raise unsupported_block(API, message_id, block.type, "a user message")
 
 

@@ -615,3 +615,42 @@ async def test_a_stalled_server_is_not_retried_behind_dshs_back(stub: StubServer
 
     assert reported.code == "TIMEOUT"
     assert len(stub.requests) == 1
+
+
+def test_a_thinking_config_the_sdk_does_not_know_is_refused_when_built() -> None:
+    with pytest.raises(ValueError, match="not a Gemini thinking config"):
+        GeminiAdapter(base_url="http://127.0.0.1:1", thinking={"budget": 1024})
+
+
+async def test_image_data_that_is_not_base64_is_refused_naming_the_message(
+    stub: StubServer,
+) -> None:
+    picture = create_user_message(
+        content=[{"type": "image", "media_type": "image/png", "data": "not base64!"}]
+    )
+
+    reported = failure_of(await collect(adapter(stub).stream(request(picture))))
+
+    assert reported.code == "INVALID_REQUEST"
+    assert picture.id in reported.message and "not base64" in reported.message
+    assert stub.requests == []
+
+
+async def test_images_travel_inline_or_by_uri(stub: StubServer) -> None:
+    stub.script(sse_reply(gemini_text_reply("a cat")))
+    pictures = create_user_message(
+        content=[
+            {"type": "text", "text": "What are these?"},
+            {"type": "image", "media_type": "image/png", "data": "iVBORw0KGgo="},
+            {"type": "image", "media_type": "image/jpeg", "url": "https://example.com/c.jpg"},
+        ]
+    )
+
+    await collect(adapter(stub).stream(request(pictures)))
+
+    # Proto field names inside the blobs, as the SDK writes them (see above).
+    assert stub.bodies[0]["contents"][0]["parts"] == [
+        {"text": "What are these?"},
+        {"inlineData": {"mime_type": "image/png", "data": "iVBORw0KGgo="}},
+        {"fileData": {"file_uri": "https://example.com/c.jpg", "mime_type": "image/jpeg"}},
+    ]
