@@ -2,9 +2,9 @@
 protocol.
 
 Each adapter needs its provider's SDK, installed as an extra (``dsh-sdk[openai]``,
-``dsh-sdk[anthropic]``). Nothing here imports an SDK until its adapter is first used,
-so ``import dsh_llm.providers`` works without them. ``adapter_for("openai:gpt-4.1")``
-builds the adapter a model string names.
+``dsh-sdk[anthropic]``, ``dsh-sdk[gemini]``). Nothing here imports an SDK until its
+adapter is first used, so ``import dsh_llm.providers`` works without them.
+``adapter_for("openai:gpt-4.1")`` builds the adapter a model string names.
 """
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ from dsh_llm.providers._model_string import adapter_for
 
 if TYPE_CHECKING:
     from dsh_llm.providers._anthropic import AnthropicAdapter
+    from dsh_llm.providers._gemini import GeminiAdapter
     from dsh_llm.providers._openai import OpenAIChatAdapter
     from dsh_llm.providers._openai_responses import OpenAIResponsesAdapter
 
 __all__ = [
     "AnthropicAdapter",
     "FallbackAdapter",
+    "GeminiAdapter",
     "OpenAIChatAdapter",
     "OpenAIResponsesAdapter",
     "adapter_for",
@@ -30,6 +32,7 @@ __all__ = [
 
 _HOMES = {
     "AnthropicAdapter": "dsh_llm.providers._anthropic",
+    "GeminiAdapter": "dsh_llm.providers._gemini",
     "OpenAIChatAdapter": "dsh_llm.providers._openai",
     "OpenAIResponsesAdapter": "dsh_llm.providers._openai_responses",
 }

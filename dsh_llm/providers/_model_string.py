@@ -7,6 +7,9 @@ Accepted forms::
                                       requests name the provider "openai"
     deepseek:MODEL                    DeepSeek (DEEPSEEK_API_KEY)
     anthropic:MODEL                   Anthropic (ANTHROPIC_API_KEY)
+    gemini:MODEL                      Google Gemini (GEMINI_API_KEY or GOOGLE_API_KEY)
+    ollama:MODEL                      Ollama's OpenAI-compatible /v1 at OLLAMA_HOST
+                                      (default http://127.0.0.1:11434; no key)
     openai-compatible:MODEL@BASE_URL  any chat-completions server, e.g.
                                       "openai-compatible:qwen3@http://127.0.0.1:8080/v1"
 
@@ -22,9 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 from dsh_llm.errors import ModelStringError
 from dsh_llm.providers._endpoint import base_url_problem, shown_value
+from dsh_llm.providers._ollama import ollama_api_key, ollama_base_url
 
 if TYPE_CHECKING:
     from dsh_llm.providers._anthropic import AnthropicAdapter
+    from dsh_llm.providers._gemini import GeminiAdapter
     from dsh_llm.providers._openai import OpenAIChatAdapter
     from dsh_llm.providers._openai_responses import OpenAIResponsesAdapter
 
@@ -33,6 +38,8 @@ MODEL_STRING_FORMS = (
     "openai-responses:MODEL",
     "deepseek:MODEL",
     "anthropic:MODEL",
+    "gemini:MODEL",
+    "ollama:MODEL",
     "openai-compatible:MODEL@BASE_URL",
 )
 """The forms :func:`parse_model_string` accepts, as the errors list them."""
@@ -61,7 +68,7 @@ def parse_model_string(text: str) -> ModelString:
     prefix, colon, rest = text.partition(":")
     if not colon or not prefix:
         raise _refuse(text, "no provider prefix")
-    if prefix in ("openai", "openai-responses", "deepseek", "anthropic"):
+    if prefix in ("openai", "openai-responses", "deepseek", "anthropic", "gemini", "ollama"):
         if not rest.strip() or rest != rest.strip():
             raise _refuse(text, "no model name after the provider")
         return ModelString(prefix, rest)
@@ -80,14 +87,15 @@ def parse_model_string(text: str) -> ModelString:
 
 def adapter_for(
     model: str, **options: Any
-) -> OpenAIChatAdapter | OpenAIResponsesAdapter | AnthropicAdapter:
+) -> OpenAIChatAdapter | OpenAIResponsesAdapter | AnthropicAdapter | GeminiAdapter:
     """The adapter a model string names, with ``adapter.provider`` and
     ``adapter.model`` set from it; ``options`` go to the adapter's constructor
     (``api_key``, ``timeout``, ``first_chunk_timeout``, ...).
 
     ``adapter_for("deepseek:deepseek-chat")``, ``adapter_for("openai:gpt-4.1")``,
     ``adapter_for("openai-responses:gpt-5")`` (provider ``"openai"``),
-    ``adapter_for("anthropic:claude-sonnet-4-5")``,
+    ``adapter_for("anthropic:claude-sonnet-4-5")``, ``adapter_for("gemini:gemini-2.5-flash")``,
+    ``adapter_for("ollama:llama3.2")``,
     ``adapter_for("openai-compatible:qwen3@http://127.0.0.1:8080/v1")``. A malformed
     string or an unknown provider raises :class:`~dsh_llm.errors.ModelStringError`;
     a missing key for a remote endpoint
@@ -101,7 +109,14 @@ def adapter_for(
         from dsh_llm.providers._openai_responses import OpenAIResponsesAdapter
 
         return OpenAIResponsesAdapter(model=parsed.model, **options)
+    if parsed.provider == "gemini":
+        from dsh_llm.providers._gemini import GeminiAdapter
+
+        return GeminiAdapter(model=parsed.model, **options)
     from dsh_llm.providers._openai import OpenAIChatAdapter
+
+    if parsed.provider == "ollama":
+        options = {"base_url": ollama_base_url(), "api_key": ollama_api_key(), **options}
 
     if parsed.base_url is not None:
         options = {**options, "base_url": parsed.base_url}

@@ -17,7 +17,13 @@ from dsh_llm import (
     StreamChunk,
     create_user_message,
 )
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter
+from dsh_llm.providers import (
+    AnthropicAdapter,
+    GeminiAdapter,
+    OpenAIChatAdapter,
+    OpenAIResponsesAdapter,
+)
+from providers.gemini_frames import gemini_error_body
 from providers.http_stub import StubServer, json_reply
 
 JSON_INT_MAX = 2**64 - 1
@@ -46,6 +52,12 @@ def responses(stub: StubServer) -> Setup:
     return adapter, request("openai", "gpt-test"), body
 
 
+def gemini(stub: StubServer) -> Setup:
+    adapter = GeminiAdapter(base_url=stub.url, api_key="test-key", max_retries=0)
+    body = gemini_error_body(429, "Resource has been exhausted.", "RESOURCE_EXHAUSTED")
+    return adapter, request("gemini", "gemini-test"), body
+
+
 def request(provider: str, model: str) -> GenerateRequest:
     hi = create_user_message(content="hi", source={"kind": "user"})
     return GenerateRequest(messages=(hi,), provider=provider, model=model)
@@ -56,7 +68,9 @@ async def collect(chunks: AsyncIterator[StreamChunk]) -> list[StreamChunk]:
 
 
 @pytest.mark.parametrize(
-    "make", [openai, anthropic, responses], ids=["openai", "anthropic", "responses"]
+    "make",
+    [openai, anthropic, responses, gemini],
+    ids=["openai", "anthropic", "responses", "gemini"],
 )
 @pytest.mark.parametrize(
     ("header", "value", "expected"),

@@ -14,7 +14,12 @@ import pytest
 
 from dsh_agent import AgentLoop, Tool, reconstruct_requests, run, tool
 from dsh_llm import FinishChunk, ModelAdapter, create_user_message
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter
+from dsh_llm.providers import (
+    AnthropicAdapter,
+    GeminiAdapter,
+    OpenAIChatAdapter,
+    OpenAIResponsesAdapter,
+)
 from dsh_session import Session
 from dsh_session.stores import JsonlSessionStore, SessionStore, SqliteSessionStore
 from providers.frames import (
@@ -37,6 +42,7 @@ from providers.frames import (
     responses_usage,
     text_reply,
 )
+from providers.gemini_frames import gemini_chunk, gemini_text_reply, gemini_usage
 from providers.http_stub import StubServer, json_reply, sse_reply
 
 
@@ -225,6 +231,56 @@ async def test_openai_responses_encrypted_reasoning_tool_round_trip(stub: StubSe
             "arguments": '{"city": "Paris"}',
         },
         {"type": "function_call_output", "call_id": "call_w", "output": "18°C and clear in Paris"},
+    ]
+    await assert_log_rebuilds_the_wire_requests(agent, adapter, stub)
+
+
+async def test_gemini_thinking_tool_round_trip(stub: StubServer) -> None:
+    stub.script(
+        sse_reply(
+            [
+                gemini_chunk({"text": "Need the weather tool.", "thought": True}),
+                gemini_chunk(
+                    {
+                        "functionCall": {"name": "weather", "args": {"city": "Paris"}},
+                        "thoughtSignature": "c2lnLXcx",
+                    },
+                    finish_reason="STOP",
+                    usage=gemini_usage(30, 12, thoughtsTokenCount=5),
+                ),
+            ]
+        ),
+        sse_reply(gemini_text_reply("18°C and clear.")),
+    )
+    adapter = GeminiAdapter(base_url=stub.url, api_key="k", thinking={"include_thoughts": True})
+
+    agent, answer = await run_weather_question(adapter, provider="gemini", model="gemini-test")
+
+    assert answer == "18°C and clear."
+    second = stub.bodies[1]
+    assert second["systemInstruction"] == {"parts": [{"text": "Answer briefly."}]}
+    assert second["contents"][1:] == [
+        {
+            "role": "model",
+            "parts": [
+                {"text": "Need the weather tool.", "thought": True},
+                {
+                    "functionCall": {"name": "weather", "args": {"city": "Paris"}},
+                    "thoughtSignature": "c2lnLXcx",
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "parts": [
+                {
+                    "functionResponse": {
+                        "name": "weather",
+                        "response": {"output": "18°C and clear in Paris"},
+                    }
+                }
+            ],
+        },
     ]
     await assert_log_rebuilds_the_wire_requests(agent, adapter, stub)
 

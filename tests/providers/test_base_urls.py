@@ -16,11 +16,13 @@ from typing import Any
 import pytest
 
 from dsh_llm import BaseUrlError, DshError, ModelStringError
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter, adapter_for
+from dsh_llm.providers import AnthropicAdapter, GeminiAdapter, OpenAIChatAdapter, adapter_for
 
 BUILDERS: dict[str, Callable[..., Any]] = {
     "openai": lambda **options: OpenAIChatAdapter(api_key="k", **options),
     "anthropic": lambda **options: AnthropicAdapter(api_key="k", **options),
+    "gemini": lambda **options: GeminiAdapter(api_key="k", **options),
+    "ollama": lambda **options: adapter_for("ollama:llama3.2", **options),
     "model string": lambda **options: adapter_for("deepseek:deepseek-chat", api_key="k", **options),
 }
 
@@ -32,7 +34,13 @@ def build(request: pytest.FixtureRequest) -> Callable[..., Any]:
 
 @pytest.fixture(autouse=True)
 def no_base_url_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    for variable in ("OPENAI_BASE_URL", "DEEPSEEK_BASE_URL", "ANTHROPIC_BASE_URL"):
+    for variable in (
+        "OPENAI_BASE_URL",
+        "DEEPSEEK_BASE_URL",
+        "ANTHROPIC_BASE_URL",
+        "GOOGLE_GEMINI_BASE_URL",
+        "OLLAMA_HOST",
+    ):
         monkeypatch.delenv(variable, raising=False)
 
 
@@ -99,6 +107,8 @@ def test_credentials_in_a_refused_base_url_are_masked(build: Callable[..., Any])
         ("DEEPSEEK_BASE_URL", lambda: OpenAIChatAdapter(provider="deepseek", api_key="k")),
         ("DEEPSEEK_BASE_URL", lambda: adapter_for("deepseek:deepseek-chat", api_key="k")),
         ("ANTHROPIC_BASE_URL", lambda: AnthropicAdapter(api_key="k")),
+        ("GOOGLE_GEMINI_BASE_URL", lambda: GeminiAdapter(api_key="k")),
+        ("GOOGLE_GEMINI_BASE_URL", lambda: adapter_for("gemini:gemini-2.5-flash", api_key="k")),
     ],
 )
 def test_a_base_url_from_the_environment_is_checked_and_named(

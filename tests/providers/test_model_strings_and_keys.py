@@ -17,7 +17,7 @@ from dsh_llm import (
     ModelStringError,
     create_user_message,
 )
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter, adapter_for
+from dsh_llm.providers import AnthropicAdapter, GeminiAdapter, OpenAIChatAdapter, adapter_for
 from dsh_llm.providers._keys import is_loopback
 from dsh_llm.providers._model_string import parse_model_string
 from dsh_session import Session
@@ -31,6 +31,11 @@ KEY_VARIABLES = (
     "ANTHROPIC_AUTH_TOKEN",
     "OPENAI_BASE_URL",
     "ANTHROPIC_BASE_URL",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GEMINI_BASE_URL",
+    "OLLAMA_HOST",
+    "OLLAMA_API_KEY",
 )
 
 
@@ -109,6 +114,8 @@ def test_other_hosts_are_not_loopback(url: str) -> None:
         (lambda: AnthropicAdapter(), "ANTHROPIC_API_KEY"),
         (lambda: adapter_for("deepseek:deepseek-chat"), "DEEPSEEK_API_KEY"),
         (lambda: adapter_for("anthropic:claude-sonnet-4-5"), "ANTHROPIC_API_KEY"),
+        (lambda: GeminiAdapter(), "GEMINI_API_KEY"),
+        (lambda: adapter_for("gemini:gemini-2.5-flash"), "GEMINI_API_KEY"),
     ],
 )
 def test_no_key_for_a_remote_endpoint_is_a_dsh_error_naming_the_variable(
@@ -144,6 +151,8 @@ def test_a_key_from_the_environment_or_the_caller_is_used(
         ("deepseek:deepseek-chat", "deepseek", "deepseek-chat", None),
         ("anthropic:claude-sonnet-4-5", "anthropic", "claude-sonnet-4-5", None),
         ("openai:ft:gpt-4.1:org::id", "openai", "ft:gpt-4.1:org::id", None),
+        ("gemini:gemini-2.5-flash", "gemini", "gemini-2.5-flash", None),
+        ("ollama:llama3:8b", "ollama", "llama3:8b", None),
         (
             "openai-compatible:llama3:8b@http://127.0.0.1:11434/v1",
             "openai-compatible",
@@ -161,11 +170,14 @@ def test_model_strings_build_their_adapters(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-o")
     monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-d")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-a")
+    monkeypatch.setenv("GEMINI_API_KEY", "g-key")
 
     openai_adapter = adapter_for("openai:gpt-4.1")
     deepseek = adapter_for("deepseek:deepseek-chat", timeout=5.0)
     claude = adapter_for("anthropic:claude-sonnet-4-5")
     local = adapter_for("openai-compatible:qwen3@http://127.0.0.1:8080/v1")
+    gemini = adapter_for("gemini:gemini-2.5-flash")
+    ollama = adapter_for("ollama:llama3:8b")
 
     assert isinstance(openai_adapter, OpenAIChatAdapter)
     assert (openai_adapter.provider, openai_adapter.model) == ("openai", "gpt-4.1")
@@ -179,6 +191,11 @@ def test_model_strings_build_their_adapters(monkeypatch: pytest.MonkeyPatch) -> 
     assert isinstance(local, OpenAIChatAdapter)
     assert (local.provider, local.model) == ("openai-compatible", "qwen3")
     assert str(local.client.base_url) == "http://127.0.0.1:8080/v1/"
+    assert isinstance(gemini, GeminiAdapter)
+    assert (gemini.provider, gemini.model) == ("gemini", "gemini-2.5-flash")
+    assert isinstance(ollama, OpenAIChatAdapter)
+    assert (ollama.provider, ollama.model) == ("ollama", "llama3:8b")
+    assert str(ollama.client.base_url) == "http://127.0.0.1:11434/v1/"
 
 
 @pytest.mark.parametrize(
@@ -200,7 +217,14 @@ def test_a_malformed_model_string_names_the_accepted_forms(text: str, why: str) 
     message = str(raised.value)
     assert isinstance(raised.value, DshError)
     assert why in message
-    for form in ("openai:MODEL", "deepseek:MODEL", "anthropic:MODEL", "openai-compatible:"):
+    for form in (
+        "openai:MODEL",
+        "deepseek:MODEL",
+        "anthropic:MODEL",
+        "gemini:MODEL",
+        "ollama:MODEL",
+        "openai-compatible:",
+    ):
         assert form in message
 
 

@@ -20,8 +20,15 @@ from dsh_llm import (
     ModelAdapter,
     create_user_message,
 )
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter
+from dsh_llm.providers import (
+    AnthropicAdapter,
+    GeminiAdapter,
+    OpenAIChatAdapter,
+    OpenAIResponsesAdapter,
+    adapter_for,
+)
 from providers.frames import chat_chunk, message_start, responses_created
+from providers.gemini_frames import gemini_chunk
 from providers.http_stub import Reply, StubServer, json_reply, sse_reply
 
 AdapterFactory = Callable[..., ModelAdapter]
@@ -39,22 +46,34 @@ def responses_adapter(stub: StubServer, **options: Any) -> ModelAdapter:
     return OpenAIResponsesAdapter(base_url=f"{stub.url}/v1", api_key="k", max_retries=0, **options)
 
 
+def gemini_adapter(stub: StubServer, **options: Any) -> ModelAdapter:
+    return GeminiAdapter(base_url=stub.url, api_key="k", max_retries=0, **options)
+
+
+def ollama_adapter(stub: StubServer, **options: Any) -> ModelAdapter:
+    return adapter_for("ollama:m", base_url=f"{stub.url}/v1", max_retries=0, **options)
+
+
 PATH = {
     openai_adapter: "/v1/chat/completions",
     anthropic_adapter: "/v1/messages",
     responses_adapter: "/v1/responses",
+    gemini_adapter: "/v1beta/models/m:streamGenerateContent",
+    ollama_adapter: "/v1/chat/completions",
 }
 FIRST_FRAME = {
     openai_adapter: chat_chunk({"content": "Hel"}),
     anthropic_adapter: message_start(),
     responses_adapter: responses_created(),
+    gemini_adapter: gemini_chunk({"text": "Hel"}),
+    ollama_adapter: chat_chunk({"content": "Hel"}),
 }
 BROKEN_FRAME = b"event: content_block_delta\ndata: {not json\n\n"
 
 
 @pytest.fixture(
-    params=[openai_adapter, anthropic_adapter, responses_adapter],
-    ids=["openai", "anthropic", "responses"],
+    params=[openai_adapter, anthropic_adapter, responses_adapter, gemini_adapter, ollama_adapter],
+    ids=["openai", "anthropic", "responses", "gemini", "ollama"],
 )
 def make_adapter(request: pytest.FixtureRequest) -> AdapterFactory:
     factory: AdapterFactory = request.param

@@ -11,10 +11,15 @@ CHECK = """
 import sys
 import dsh_llm
 import dsh_llm.providers
-assert "openai" not in sys.modules and "anthropic" not in sys.modules, "imported eagerly"
-dsh_llm.providers.OpenAIChatAdapter
+def loaded():
+    return {sdk for sdk in ("openai", "anthropic", "google.genai") if sdk in sys.modules}
+assert loaded() == set(), f"imported eagerly: {loaded()}"
+dsh_llm.providers.adapter_for("ollama:llama3.2")
+assert loaded() == {"openai"}, f"ollama:MODEL imported {loaded()}"
 dsh_llm.providers.OpenAIResponsesAdapter
-assert "openai" in sys.modules and "anthropic" not in sys.modules, "imported too much"
+assert loaded() == {"openai"}, f"OpenAIResponsesAdapter imported {loaded()}"
+dsh_llm.providers.GeminiAdapter
+assert loaded() == {"openai", "google.genai"}, f"GeminiAdapter imported {loaded()}"
 """
 
 

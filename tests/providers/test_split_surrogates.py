@@ -29,7 +29,13 @@ from dsh_llm import (
     ToolCallDeltaChunk,
     create_user_message,
 )
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter
+from dsh_llm.providers import (
+    AnthropicAdapter,
+    GeminiAdapter,
+    OpenAIChatAdapter,
+    OpenAIResponsesAdapter,
+    adapter_for,
+)
 from providers.frames import (
     CHAT_DONE,
     block_delta,
@@ -48,6 +54,7 @@ from providers.frames import (
     responses_summary_delta,
     responses_text_delta,
 )
+from providers.gemini_frames import gemini_chunk
 from providers.http_stub import StubServer, json_reply, sse_reply
 
 HIGH, LOW = "\ud83d", "\ude00"
@@ -123,6 +130,15 @@ def responses_frames(field: str) -> StreamField:
     return frames
 
 
+def gemini_frames(thought: bool) -> StreamField:
+    def frames(parts: list[str]) -> list[bytes]:
+        marks = {"thought": True} if thought else {}
+        chunks = [gemini_chunk({"text": part, **marks}) for part in parts]
+        return [*chunks, gemini_chunk(finish_reason="STOP")]
+
+    return frames
+
+
 def openai_adapter(stub: StubServer) -> ModelAdapter:
     return OpenAIChatAdapter(base_url=f"{stub.url}/v1", api_key="k", max_retries=0)
 
@@ -135,6 +151,14 @@ def responses_adapter(stub: StubServer) -> ModelAdapter:
     return OpenAIResponsesAdapter(base_url=f"{stub.url}/v1", api_key="k", max_retries=0)
 
 
+def gemini_adapter(stub: StubServer) -> ModelAdapter:
+    return GeminiAdapter(base_url=stub.url, api_key="k", max_retries=0)
+
+
+def ollama_adapter(stub: StubServer) -> ModelAdapter:
+    return adapter_for("ollama:m", base_url=f"{stub.url}/v1")
+
+
 FIELDS: dict[str, tuple[Callable[[StubServer], ModelAdapter], StreamField]] = {
     "openai content": (openai_adapter, openai_frames("content")),
     "openai reasoning_content": (openai_adapter, openai_frames("reasoning_content")),
@@ -145,6 +169,10 @@ FIELDS: dict[str, tuple[Callable[[StubServer], ModelAdapter], StreamField]] = {
     "responses output_text": (responses_adapter, responses_frames("text")),
     "responses reasoning summary": (responses_adapter, responses_frames("summary")),
     "responses function arguments": (responses_adapter, responses_frames("arguments")),
+    "gemini text": (gemini_adapter, gemini_frames(thought=False)),
+    "gemini thought": (gemini_adapter, gemini_frames(thought=True)),
+    "ollama content": (ollama_adapter, openai_frames("content")),
+    "ollama reasoning": (ollama_adapter, openai_frames("reasoning")),
 }
 
 
@@ -232,7 +260,10 @@ async def test_anthropic_signature_with_a_lone_surrogate_is_replaced(stub: StubS
     }
 
 
-@pytest.mark.parametrize("make_adapter", [openai_adapter, anthropic_adapter, responses_adapter])
+@pytest.mark.parametrize(
+    "make_adapter",
+    [openai_adapter, anthropic_adapter, responses_adapter, gemini_adapter, ollama_adapter],
+)
 async def test_an_error_message_with_a_lone_surrogate_is_replaced(
     stub: StubServer, make_adapter: Callable[[StubServer], ModelAdapter]
 ) -> None:

@@ -29,12 +29,14 @@ from dsh_llm import (
 )
 from dsh_llm.providers import (
     AnthropicAdapter,
+    GeminiAdapter,
     OpenAIChatAdapter,
     OpenAIResponsesAdapter,
     adapter_for,
 )
 from dsh_session import Session
 from providers.frames import chat_chunk, message_start, responses_created
+from providers.gemini_frames import gemini_chunk
 from providers.http_stub import Reply, StubServer, sse_reply, unaccepting_port
 
 AdapterFactory = Callable[..., ModelAdapter]
@@ -52,21 +54,33 @@ def responses_adapter(base: str, **options: Any) -> ModelAdapter:
     return OpenAIResponsesAdapter(base_url=f"{base}/v1", api_key="k", **options)
 
 
+def gemini_adapter(base: str, **options: Any) -> ModelAdapter:
+    return GeminiAdapter(base_url=base, api_key="k", **options)
+
+
+def ollama_adapter(base: str, **options: Any) -> ModelAdapter:
+    return adapter_for("ollama:m", base_url=f"{base}/v1", **options)
+
+
 PATH = {
     openai_adapter: "/v1/chat/completions",
     anthropic_adapter: "/v1/messages",
     responses_adapter: "/v1/responses",
+    gemini_adapter: "/v1beta/models/m:streamGenerateContent",
+    ollama_adapter: "/v1/chat/completions",
 }
 FIRST_FRAME = {
     openai_adapter: chat_chunk({"content": "Hel"}),
     anthropic_adapter: message_start(),
     responses_adapter: responses_created(),
+    gemini_adapter: gemini_chunk({"text": "Hel"}),
+    ollama_adapter: chat_chunk({"content": "Hel"}),
 }
 
 
 @pytest.fixture(
-    params=[openai_adapter, anthropic_adapter, responses_adapter],
-    ids=["openai", "anthropic", "responses"],
+    params=[openai_adapter, anthropic_adapter, responses_adapter, gemini_adapter, ollama_adapter],
+    ids=["openai", "anthropic", "responses", "gemini", "ollama"],
 )
 def make_adapter(request: pytest.FixtureRequest) -> AdapterFactory:
     factory: AdapterFactory = request.param
@@ -314,6 +328,12 @@ def test_a_timeout_that_is_not_a_number_is_refused(make_adapter: AdapterFactory)
 def test_the_connect_timeout_reaches_the_client_the_adapter_builds(
     make_adapter: AdapterFactory,
 ) -> None:
+    if make_adapter is gemini_adapter:
+        pytest.skip(
+            "google-genai sends its own per-request timeout, so GeminiAdapter sets the "
+            "timeouts on each request of its HTTP client: the connect and read timeout "
+            "tests check them"
+        )
     adapter: Any = make_adapter("http://127.0.0.1:1", connect_timeout=2.5, timeout=30)
 
     assert (adapter.client.timeout.connect, adapter.client.timeout.read) == (2.5, 30)

@@ -13,9 +13,15 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from google.genai.types import GenerateContentResponse
 
 from dsh_llm import ErrorFinish, FinishChunk, GenerateRequest, LlmFailure, create_user_message
-from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter
+from dsh_llm.providers import (
+    AnthropicAdapter,
+    GeminiAdapter,
+    OpenAIChatAdapter,
+    OpenAIResponsesAdapter,
+)
 
 
 class Unprintable(Exception):
@@ -24,12 +30,18 @@ class Unprintable(Exception):
 
 
 class BrokenStream:
-    """An SDK stream whose first read raises."""
+    """An SDK stream whose first read raises (after ``first``, if given)."""
+
+    def __init__(self, first: Any = None) -> None:
+        self._first = first
 
     def __aiter__(self) -> AsyncIterator[Any]:
         return self
 
     async def __anext__(self) -> Any:
+        first, self._first = self._first, None
+        if first is not None:
+            return first
         raise Unprintable
 
     async def close(self) -> None:
@@ -42,9 +54,21 @@ def client_raising(*, while_streaming: bool) -> Any:
             return BrokenStream()
         raise Unprintable
 
+    async def generate_content_stream(**_: Any) -> BrokenStream:
+        # google-genai sends the request when its stream is first read: a read that
+        # fails at once fails the opening, and "while streaming" is after a chunk.
+        if while_streaming:
+            return BrokenStream(first=GenerateContentResponse())
+        return BrokenStream()
+
     endpoint = SimpleNamespace(create=create)
+    models = SimpleNamespace(generate_content_stream=generate_content_stream)
+    gemini = SimpleNamespace(models=models)
     return SimpleNamespace(
-        chat=SimpleNamespace(completions=endpoint), messages=endpoint, responses=endpoint
+        chat=SimpleNamespace(completions=endpoint),
+        messages=endpoint,
+        responses=endpoint,
+        aio=gemini,
     )
 
 
@@ -52,6 +76,7 @@ ADAPTERS: dict[str, Callable[[Any], Any]] = {
     "openai": lambda client: OpenAIChatAdapter(client=client),
     "anthropic": lambda client: AnthropicAdapter(client=client),
     "responses": lambda client: OpenAIResponsesAdapter(client=client),
+    "gemini": lambda client: GeminiAdapter(client=client),
 }
 
 

@@ -391,6 +391,7 @@ PINNED: dict[str, tuple[str, ...]] = {
     "dsh_llm.providers": (
         "AnthropicAdapter",
         "FallbackAdapter",
+        "GeminiAdapter",
         "OpenAIChatAdapter",
         "OpenAIResponsesAdapter",
         "adapter_for",

@@ -11,6 +11,7 @@ from pathlib import Path
 EXTRAS_LIBRARIES = (
     "openai",
     "anthropic",
+    "google.genai",
     "mcp",
     "opentelemetry",
     "psycopg",
