@@ -131,6 +131,7 @@ async def asgi_stream(
         "client": ("127.0.0.1", 50000),
         "server": ("127.0.0.1", 80),
     }
+
     async def serve() -> None:
         await app(scope, receive, send)
 
