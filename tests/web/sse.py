@@ -147,12 +147,21 @@ async def asgi_stream(
 def http_stream(
     client: httpx.Client, path: str, headers: dict[str, str] | None = None
 ) -> Iterator[Sse]:
-    """The events of a real server's stream, as they come."""
-    parser = SseParser()
-    with client.stream("GET", path, headers=headers or {}, timeout=30) as response:
-        assert response.status_code == 200, response.read()
-        for text in response.iter_text():
-            yield from parser.feed(text)
+    """The events of a real server's stream, as they come; connected (its response
+    head received) before this returns."""
+    request = client.stream("GET", path, headers=headers or {}, timeout=30)
+    response = request.__enter__()
+    assert response.status_code == 200, response.read()
+
+    def events() -> Iterator[Sse]:
+        parser = SseParser()
+        try:
+            for text in response.iter_text():
+                yield from parser.feed(text)
+        finally:
+            request.__exit__(None, None, None)
+
+    return events()
 
 
 # --- checks ---------------------------------------------------------------------------
