@@ -233,3 +233,30 @@ async def test_without_a_worker_here_a_reply_arrives_whole(tmp_path: Path) -> No
     [message_id] = assistant_starts(events)
     assert live_before_commit(events, message_id) == []
     assert ag_ui_texts(events)[message_id] == live_agents.REPLY
+
+
+def reasoning_texts(events: list[Sse]) -> dict[str, str]:
+    texts: dict[str, str] = {}
+    for data in (e.data for e in events if e.comment is None):
+        if data["type"] == "REASONING_MESSAGE_START":
+            texts[data["messageId"]] = ""
+        elif data["type"] == "REASONING_MESSAGE_CONTENT":
+            texts[data["messageId"]] += data["delta"]
+    return texts
+
+
+async def test_reasoning_streams_live_then_the_text(tmp_path: Path) -> None:
+    async with running_app(tmp_path, live_agents.reasons) as (app, client, _):
+        sid = await new_session(client)
+        async with asgi_stream(app, f"/api/sessions/{sid}/events") as first:
+            await send(client, sid, "u-1", "hi")
+            await first.until(lambda events: live_deltas(events) >= 3)  # mid-reasoning
+            async with asgi_stream(app, f"/api/sessions/{sid}/events") as second:
+                late = await second.until(finished())
+            early = await first.until(finished())
+        [(message_id, text)] = (await committed(client, sid)).items()
+    for events in (early, late):
+        assert reasoning_texts(events) == {f"{message_id}.reasoning": live_agents.REASONING}
+        assert ag_ui_texts(events)[message_id] == text == live_agents.REPLY
+    live_reasoning = [e for e in early if e.live and e.data["type"] == "REASONING_MESSAGE_CONTENT"]
+    assert len(live_reasoning) == len(live_agents.REASONING.split())
