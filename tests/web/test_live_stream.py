@@ -160,7 +160,9 @@ async def test_a_failed_attempt_is_dropped_before_its_retry_streams(tmp_path: Pa
     end = {"type": "TEXT_MESSAGE_END", "messageId": failed_id}
     ends = [i for i, d in enumerate(data) if d == end]
     first_retry = next(i for i, d in enumerate(data) if d.get("messageId") == retried_id)
-    assert ends[0] < failed[0] < first_retry  # closed, dropped, then the retry
+    retry = next(i for i, d in enumerate(data) if d.get("name") == "dsh.retry")
+    assert ends[0] < failed[0] < retry < first_retry  # closed, dropped, retried
+    assert data[retry]["value"]["code"] == "SERVER"
     assert ag_ui_texts(events)[retried_id] == text
 
 
