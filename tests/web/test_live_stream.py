@@ -262,3 +262,19 @@ async def test_reasoning_streams_live_then_the_text(tmp_path: Path) -> None:
         assert ag_ui_texts(events)[message_id] == text == live_agents.REPLY
     live_reasoning = [e for e in early if e.live and e.data["type"] == "REASONING_MESSAGE_CONTENT"]
     assert len(live_reasoning) == len(live_agents.REASONING.split())
+
+
+async def test_a_cancel_mid_reply_keeps_the_streamed_prefix_under_its_id(tmp_path: Path) -> None:
+    async with running_app(tmp_path, live_agents.streaming) as (app, client, _):
+        sid = await new_session(client)
+        async with asgi_stream(app, f"/api/sessions/{sid}/events") as stream:
+            await send(client, sid, "u-1", "hi")
+            await stream.until(lambda events: live_deltas(events) >= 3)
+            canceled = await client.post(f"/api/sessions/{sid}/cancel", json={})
+            assert canceled.status_code == 202, canceled.text
+            events = await stream.until(finished())
+        [(message_id, text)] = (await committed(client, sid)).items()
+    assert live_agents.REPLY.startswith(text) and len(text.split()) < 12  # cut short
+    assert ag_ui_texts(events)[message_id] == text
+    assert [e["messageId"] for e in of_type(events, "TEXT_MESSAGE_END")] == ["u-1", message_id]
+    assert not [e for e in of_type(events, "CUSTOM") if e["name"] == "dsh.message-failed"]
