@@ -124,7 +124,10 @@ async def _read(ref: AttachmentRef, message_id: str) -> bytes:
     try:
         data = await reader.read_attachment(ref)
     except Exception as error:
-        raise _unavailable(f"{where}: {error}", ref, message_id, ATTACHMENT_NOT_FOUND) from error
+        # A store's errors carry the harness's code (ATTACHMENT_CORRUPT, ...).
+        code = getattr(error, "code", None)
+        code = code if isinstance(code, str) else ATTACHMENT_NOT_FOUND
+        raise _unavailable(f"{where}: {error}", ref, message_id, code) from error
     if not ref.matches(data):
         raise _unavailable(
             f"{where}: the stored bytes do not hash to the reference",

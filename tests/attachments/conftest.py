@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+from providers.http_stub import StubServer
 from session_stores.sqlite_files import layout_one
 
 from dsh_session.stores import (
@@ -46,3 +47,12 @@ def open_store(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> 
         return again
 
     return open_
+
+
+@pytest.fixture
+async def stub() -> AsyncIterator[StubServer]:
+    """A scripted HTTP server on 127.0.0.1 speaking a provider's streaming protocol."""
+    server = StubServer()
+    await server.start()
+    yield server
+    await server.close()
