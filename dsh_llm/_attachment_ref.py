@@ -23,6 +23,9 @@ AttachmentIdField = Annotated[AttachmentId, Field(pattern=r"^sha256:[0-9a-f]{64}
 
 ATTACHMENT_ID_PREFIX = "sha256:"
 
+_MEDIA_TYPE = r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$"
+"""``type/subtype`` in RFC 6838's characters: nothing a terminal or a path could act on."""
+
 IMAGE_MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
 """The raster formats an image attachment may have (the harness's version one)."""
 
@@ -38,8 +41,8 @@ class AttachmentRef(DshModel):
 
     attachment_id: AttachmentIdField
     """``sha256:<hex>`` of the bytes."""
-    media_type: str = Field(min_length=1, max_length=255)
-    """MIME type, e.g. ``image/png`` or ``application/pdf``."""
+    media_type: str = Field(max_length=255, pattern=_MEDIA_TYPE)
+    """MIME type, e.g. ``image/png`` or ``application/pdf`` (no parameters)."""
     size: int = Field(alias="bytes", ge=1, le=JSON_INT_MAX)
     """Exact length of the bytes (``bytes`` on the wire)."""
     width: int | None = optional(ge=1, le=JSON_INT_MAX)

@@ -9,7 +9,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from dsh_llm import FileBlock, ImageBlock, TextBlock, UserMessage
+from dsh_llm import AttachmentRef, FileBlock, ImageBlock, TextBlock, UserMessage
 from dsh_session import (
     Attachment,
     AttachmentCorruptError,
@@ -26,6 +26,13 @@ from .conftest import StoreFactory
 from .images import png
 
 PDF = b"%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n"
+
+
+def ref_at(message: UserMessage, index: int) -> AttachmentRef:
+    """The attachment of the message's ``index``-th block."""
+    block = message.content[index]
+    assert isinstance(block, ImageBlock | FileBlock) and block.attachment is not None
+    return block.attachment
 
 
 async def _saved_session(store: SessionStore, *texts: str) -> tuple[Session, UserMessage]:
@@ -137,7 +144,7 @@ async def test_a_missing_blob_is_a_typed_error_at_load_naming_the_message(
     store = open_store()
     session, message = await _saved_session(store)
     store.detach(session)
-    ref = message.content[2].attachment  # type: ignore[union-attr]
+    ref = ref_at(message, 2)
     _replace_blob(backend, tmp_path, store, ref.sha256, None, dsn)
     await store.close()
     store = open_store()
@@ -158,7 +165,7 @@ async def test_corrupt_bytes_are_a_typed_error_at_load_naming_the_message(
     store = open_store()
     session, message = await _saved_session(store)
     store.detach(session)
-    ref = message.content[1].attachment  # type: ignore[union-attr]
+    ref = ref_at(message, 1)
     _replace_blob(backend, tmp_path, store, ref.sha256, b"not the image", dsn)
     await store.close()
     store = open_store()

@@ -4,6 +4,7 @@ their JSON Schemas, and the header probe that gives an image its size."""
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -22,17 +23,15 @@ from dsh_llm._schema import wire_schemas
 
 from .images import gif, jpeg, png, webp
 
-HARNESS_IMAGE_BLOCK = {
-    "type": "image",
-    "attachment": {
-        "attachmentId": "sha256:" + "a" * 64,
-        "mediaType": "image/png",
-        "bytes": 1234,
-        "width": 640,
-        "height": 480,
-        "name": "cat.png",
-    },
+HARNESS_REF: dict[str, Any] = {
+    "attachmentId": "sha256:" + "a" * 64,
+    "mediaType": "image/png",
+    "bytes": 1234,
+    "width": 640,
+    "height": 480,
+    "name": "cat.png",
 }
+HARNESS_IMAGE_BLOCK: dict[str, Any] = {"type": "image", "attachment": HARNESS_REF}
 """An image block exactly as the harness's ``ImageBlock`` writes it."""
 
 
@@ -87,32 +86,32 @@ def test_the_probe_refuses_what_it_cannot_read(data: bytes) -> None:
         ({**HARNESS_IMAGE_BLOCK, "mediaType": "image/png"}, "takes its media type"),
         ({"type": "image", "data": "AA"}, "needs 'mediaType'"),
         (
-            {"type": "image", "attachment": {**HARNESS_IMAGE_BLOCK["attachment"], "width": None}},  # type: ignore[dict-item]
+            {"type": "image", "attachment": {**HARNESS_REF, "width": None}},
             "width",
         ),
         (
             {
                 "type": "image",
-                "attachment": {**HARNESS_IMAGE_BLOCK["attachment"], "mediaType": "application/pdf"},
-            },  # type: ignore[dict-item]
+                "attachment": {**HARNESS_REF, "mediaType": "application/pdf"},
+            },
             "use a file block",
         ),
         (
-            {"type": "file", "attachment": HARNESS_IMAGE_BLOCK["attachment"]},
+            {"type": "file", "attachment": HARNESS_REF},
             "belongs in an image block",
         ),
         (
             {
                 "type": "file",
-                "attachment": {**HARNESS_IMAGE_BLOCK["attachment"], "attachmentId": "sha1:00"},
-            },  # type: ignore[dict-item]
+                "attachment": {**HARNESS_REF, "attachmentId": "sha1:00"},
+            },
             "attachmentId",
         ),
     ],
 )
 def test_malformed_attachment_blocks_are_refused(block: dict[str, object], problem: str) -> None:
     with pytest.raises(ValidationError, match=problem):
-        create_user_message([block])  # type: ignore[list-item]
+        create_user_message([block])
 
 
 def test_the_exported_schemas_accept_attachment_blocks_and_refuse_bad_ids() -> None:
