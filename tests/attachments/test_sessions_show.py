@@ -6,6 +6,7 @@ from pathlib import Path
 
 from cli.runner import Dsh
 
+from dsh_llm import ImageBlock
 from dsh_session import Attachment, Session, create_user_message_with_attachments
 from dsh_session.stores import SqliteSessionStore
 
@@ -29,12 +30,13 @@ async def test_show_lists_each_attachment_once_with_the_messages_holding_it(
         session.append("user/message", first)
         session.append("user/message", again)
         await store.flush(session)
-    ref = first.content[1].attachment  # type: ignore[union-attr]
+    block = first.content[1]
+    assert isinstance(block, ImageBlock) and block.attachment is not None
 
     shown = dsh.ok("sessions", "show", session.id)
 
     assert f"[image image/png, 3x2, {len(image)} bytes, 'plot.png'" in shown
     assert f"attachments: 1 ({len(image)} bytes, stored once each)" in shown
-    assert f"{ref.attachment_id}" in shown
+    assert block.attachment.attachment_id in shown
     assert first.id in shown.split("stored once each")[1]
     assert again.id in shown.split("stored once each")[1]
