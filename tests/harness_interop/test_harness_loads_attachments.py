@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from _harness_peer import HarnessTools
-from attachments.images import png
+from session_attachments.images import png
 from harness_stores.roots import wire_events
 
 from dsh_llm import ImageBlock

@@ -1,6 +1,6 @@
 """Child process of the attachment crash tests.
 
-``python -m attachments.crash_child BACKEND LOCATION SESSION_ID REPORT MODE`` from the
+``python -m session_attachments.crash_child BACKEND LOCATION SESSION_ID REPORT MODE`` from the
 ``tests`` directory. It creates the session, then, prompt after prompt, saves a new
 image (``saved <hex>`` in REPORT once ``save_attachment`` returned), appends a user
 message holding it and flushes (``flushed <message id>`` once the flush returned).

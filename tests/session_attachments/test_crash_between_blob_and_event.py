@@ -39,7 +39,16 @@ def _open(backend: str, where: str) -> SessionStore:
 
 def _run_child(backend: str, where: str, report: Path, mode: str, kill_after: float | None) -> None:
     child = subprocess.Popen(
-        [sys.executable, "-m", "attachments.crash_child", backend, where, "s-1", str(report), mode],
+        [
+            sys.executable,
+            "-m",
+            "session_attachments.crash_child",
+            backend,
+            where,
+            "s-1",
+            str(report),
+            mode,
+        ],
         cwd=TESTS_DIR,
         stdin=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
