@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 from _harness_peer import HarnessTools
-from session_attachments.images import png
 from harness_stores.roots import wire_events
+from session_attachments.images import png
 
 from dsh_llm import ImageBlock
 from dsh_session import Attachment, Session, SessionStore, create_user_message_with_attachments
