@@ -391,12 +391,13 @@ class SessionStore(ABC):
         self._check_open()
         if self.read_only:
             raise StoreError(f"{self} was opened read-only; it cannot store attachments")
-        ref = checked_ref(bytes(data), media_type, name, self.attachment_limits)
+        data = bytes(data)  # a bytearray or memoryview the caller may change later
+        ref = checked_ref(data, media_type, name, self.attachment_limits)
         sha = ref.sha256
 
         def put() -> None:
             try:
-                self._put_blob(sha, bytes(data))
+                self._put_blob(sha, data)
             except SessionError:
                 raise
             except Exception as error:

@@ -39,16 +39,12 @@ class SqliteBlobs:
 
     @classmethod
     def companion(cls, database: Path, *, read_only: bool, busy_timeout: float) -> SqliteBlobs:
-        """The companion file of a schema-17 database (created on first use when
-        writable; a reader of a missing one sees no object)."""
+        """The companion file of a schema-17 database (a writable store creates it; a
+        read-only one opens an existing one read-only)."""
         path = companion_path(database)
         if read_only:
             uri = f"{path.absolute().as_uri()}?mode=ro"
-            try:
-                db = sqlite3.connect(uri, uri=True, check_same_thread=False)
-            except sqlite3.OperationalError:
-                db = sqlite3.connect(":memory:", check_same_thread=False)
-            return cls(db, writable=False)
+            return cls(sqlite3.connect(uri, uri=True, check_same_thread=False), writable=False)
         db = sqlite3.connect(
             path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
         )
