@@ -253,3 +253,17 @@ async def test_a_read_only_store_reads_attachments_but_saves_none(tmp_path: Path
         assert loaded.derive_messages()[-1] == message
         with pytest.raises(StoreError, match="read-only"):
             await reader.save_attachment(PDF, media_type="application/pdf")
+
+
+async def test_a_fork_cites_the_same_bytes_without_a_copy(open_store: StoreFactory) -> None:
+    async with open_store() as store:
+        session, message = await _saved_session(store)
+        fork = session.fork()
+        store.attach(fork)
+        await store.flush(fork)
+        store.detach(fork)
+        store.detach(session)
+    async with open_store() as store:
+        loaded = await store.load(fork.id)
+        assert loaded.derive_messages()[0] == message
+        assert await store.read_attachment(ref_at(message, 1)) == png(3, 2)
