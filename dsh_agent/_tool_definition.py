@@ -21,6 +21,7 @@ from dsh_agent.errors import ToolArgumentsError
 from dsh_llm._content import (
     ContentBlock,
     ContentBlockAdapter,
+    FileBlock,
     ImageBlock,
     ReasoningBlock,
     TextBlock,
@@ -33,7 +34,7 @@ from dsh_llm._request import ToolSchema
 
 _log = logging.getLogger("dsh_agent")
 
-_BLOCK_TYPES = (TextBlock, ReasoningBlock, ImageBlock, ToolCallBlock, ToolResultBlock)
+_BLOCK_TYPES = (TextBlock, ReasoningBlock, ImageBlock, FileBlock, ToolCallBlock, ToolResultBlock)
 
 
 ToolContent: TypeAlias = str | Sequence[ContentBlock | Mapping[str, Any]]

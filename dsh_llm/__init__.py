@@ -2,9 +2,12 @@
 that create or import them, stream chunks, the model request and the adapter protocol."""
 
 from dsh_llm._assembler import BlockAssembler
+from dsh_llm._attachment_ref import AttachmentId, AttachmentRef
+from dsh_llm._attachments import AttachmentReader, attachment_ref, reading_attachments
 from dsh_llm._content import (
     ContentBlock,
     ContentBlockAdapter,
+    FileBlock,
     ImageBlock,
     ReasoningBlock,
     TextBlock,
@@ -69,6 +72,7 @@ from dsh_llm._stream import (
     UsageChunk,
 )
 from dsh_llm.errors import (
+    AttachmentUnavailableError,
     BaseUrlError,
     DshError,
     InputError,
@@ -84,6 +88,10 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "AbortedFinish",
     "AssistantMessage",
+    "AttachmentId",
+    "AttachmentReader",
+    "AttachmentRef",
+    "AttachmentUnavailableError",
     "BaseUrlError",
     "BlockAssembler",
     "BlockEndChunk",
@@ -94,6 +102,7 @@ __all__ = [
     "ContentInput",
     "DshError",
     "ErrorFinish",
+    "FileBlock",
     "FinishChunk",
     "FinishReason",
     "FinishReasonAdapter",
@@ -142,6 +151,7 @@ __all__ = [
     "UserSource",
     "UserSourceDict",
     "ValidatedMessages",
+    "attachment_ref",
     "create_assistant_message",
     "create_message",
     "create_system_message",
@@ -150,6 +160,7 @@ __all__ = [
     "freeze_json",
     "freeze_message",
     "new_message_id",
+    "reading_attachments",
     "replace_content",
     "thaw_json",
 ]

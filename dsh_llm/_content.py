@@ -6,6 +6,7 @@ from typing import Annotated, Literal, Self, TypeAlias
 
 from pydantic import Field, TypeAdapter, model_validator
 
+from dsh_llm._attachment_ref import IMAGE_MEDIA_TYPES, AttachmentRef
 from dsh_llm._ids import CallIdField
 from dsh_llm._json_limits import JSON_INT_MAX, MAX_JSON_DEPTH
 from dsh_llm._model import DshModel, SerializedByMemberType, optional
@@ -28,24 +29,60 @@ class ReasoningBlock(DshModel):
 
 
 class ImageBlock(DshModel):
-    """An image, carried inline (base64 ``data``) or by ``url`` — exactly one of them."""
+    """An image: a stored ``attachment`` (the harness's form: the bytes live once in the
+    session store), or inline base64 ``data`` or a ``url`` with a ``media_type`` —
+    exactly one of the three."""
 
     type: Literal["image"] = "image"
-    media_type: str = Field(min_length=1)
-    """MIME type, e.g. ``image/png``."""
+    media_type: str | None = optional(min_length=1)
+    """MIME type, e.g. ``image/png``, of ``data`` or ``url`` (an attachment names its own)."""
     data: str | None = optional()
     """Base64-encoded bytes."""
     url: str | None = optional()
     """Where the image can be fetched."""
+    attachment: AttachmentRef | None = optional()
+    """The stored image: hash, media type, size, width, height and name."""
     width: int | None = optional(ge=1, le=JSON_INT_MAX)
-    """Width in pixels, when known."""
+    """Width in pixels of ``data`` or ``url``, when known."""
     height: int | None = optional(ge=1, le=JSON_INT_MAX)
-    """Height in pixels, when known."""
+    """Height in pixels of ``data`` or ``url``, when known."""
 
     @model_validator(mode="after")
-    def _data_or_url(self) -> Self:
-        if (self.data is None) == (self.url is None):
-            raise ValueError("an image block needs exactly one of 'data' or 'url'")
+    def _one_form(self) -> Self:
+        forms = (self.data is not None) + (self.url is not None) + (self.attachment is not None)
+        if forms != 1:
+            raise ValueError("an image block needs exactly one of 'data', 'url' or 'attachment'")
+        ref = self.attachment
+        if ref is None:
+            if self.media_type is None:
+                raise ValueError("an image block with 'data' or 'url' needs 'mediaType'")
+            return self
+        if self.media_type is not None or self.width is not None or self.height is not None:
+            raise ValueError(
+                "an image block with an 'attachment' takes its media type and size from it"
+            )
+        if ref.media_type not in IMAGE_MEDIA_TYPES:
+            raise ValueError(
+                f"an image attachment must be one of {sorted(IMAGE_MEDIA_TYPES)}, "
+                f"not {ref.media_type!r} (use a file block)"
+            )
+        if ref.width is None or ref.height is None:
+            raise ValueError("an image attachment needs its 'width' and 'height'")
+        return self
+
+
+class FileBlock(DshModel):
+    """A stored file that is not an image (a PDF, a text file): only its reference is in
+    the message; the bytes live once in the session store."""
+
+    type: Literal["file"] = "file"
+    attachment: AttachmentRef
+    """The stored file: hash, media type, size and name."""
+
+    @model_validator(mode="after")
+    def _not_an_image(self) -> Self:
+        if self.attachment.media_type in IMAGE_MEDIA_TYPES:
+            raise ValueError("an image attachment belongs in an image block")
         return self
 
 
@@ -92,7 +129,7 @@ def _tool_result_levels(block: ToolResultBlock) -> int:
 
 
 ContentBlock: TypeAlias = Annotated[
-    TextBlock | ReasoningBlock | ImageBlock | ToolCallBlock | ToolResultBlock,
+    TextBlock | ReasoningBlock | ImageBlock | FileBlock | ToolCallBlock | ToolResultBlock,
     Field(discriminator="type"),
     SerializedByMemberType,
 ]
@@ -106,6 +143,7 @@ ContentBlockAdapter: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock)
 __all__ = [
     "ContentBlock",
     "ContentBlockAdapter",
+    "FileBlock",
     "ImageBlock",
     "ReasoningBlock",
     "TextBlock",

@@ -14,6 +14,7 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from dsh_llm._attachment_ref import AttachmentRef
 from dsh_llm._content import ContentBlock
 from dsh_llm._failure import LlmFailure
 from dsh_llm._messages import (
@@ -109,6 +110,7 @@ _WIRE_TYPES: dict[str, Any] = {
     "ToolResultMessage": ToolResultMessage,
     "SystemMessage": SystemMessage,
     "ContentBlock": ContentBlock,
+    "AttachmentRef": AttachmentRef,
     "Source": Source,
     "StreamChunk": StreamChunk,
     "TokenUsage": TokenUsage,

@@ -5,6 +5,7 @@ Every public exception of dsh_llm is defined here::
     DshError
         LlmError
             InputError (also ValueError)
+            AttachmentUnavailableError
         BaseUrlError (also ValueError)
         JsonValueError (also ValueError)
         MissingApiKeyError
@@ -20,6 +21,7 @@ from __future__ import annotations
 from dsh_llm._failure import LlmFailure
 
 __all__ = [
+    "AttachmentUnavailableError",
     "BaseUrlError",
     "DshError",
     "InputError",
@@ -53,6 +55,20 @@ class InputError(LlmError, ValueError):
     def __init__(self, message: str, *, field: str) -> None:
         super().__init__(message)
         self.field = field
+
+
+class AttachmentUnavailableError(LlmError):
+    """An adapter could not get an attachment's bytes to send: no reader is in effect
+    (``reading_attachments``; the agent loop sets its store), the reader has none, or
+    they do not hash to the reference. ``message_id`` and ``attachment_id`` name it;
+    ``failure.code`` is ``ATTACHMENT_NOT_FOUND`` or ``ATTACHMENT_CORRUPT``."""
+
+    def __init__(
+        self, message: str, *, message_id: str, attachment_id: str, failure: LlmFailure
+    ) -> None:
+        super().__init__(message, failure=failure)
+        self.message_id = message_id
+        self.attachment_id = attachment_id
 
 
 class BaseUrlError(DshError, ValueError):

@@ -38,6 +38,15 @@ USAGE_LIMIT_EXCEEDED = "USAGE_LIMIT_EXCEEDED"
 """dsh's own: the agent's usage limits refused the next request or tool calls (the
 harness has no usage limits; its reader takes any code)."""
 
+UNSUPPORTED_CONTENT = "UNSUPPORTED_CONTENT"
+"""The request holds content the provider's wire format cannot carry (an attachment's
+media type it does not take); the harness's code."""
+ATTACHMENT_NOT_FOUND = "ATTACHMENT_NOT_FOUND"
+"""An attachment's bytes could not be had when the request was built: no store to read
+them from, or the store has none for that hash (the harness's code)."""
+ATTACHMENT_CORRUPT = "ATTACHMENT_CORRUPT"
+"""The stored bytes of an attachment do not hash to its reference (the harness's code)."""
+
 RETRYABLE_CODES: frozenset[str] = frozenset(
     {EMPTY_RESPONSE, RATE_LIMIT, SERVER, TIMEOUT, TRANSPORT}
 )
@@ -57,6 +66,8 @@ def stop_reason_code(reason: str | None) -> str:
 
 __all__ = [
     "ABORTED",
+    "ATTACHMENT_CORRUPT",
+    "ATTACHMENT_NOT_FOUND",
     "AUTH",
     "CONTEXT_WINDOW_EXCEEDED",
     "EMPTY_RESPONSE",
@@ -71,6 +82,7 @@ __all__ = [
     "TIMEOUT",
     "TRANSPORT",
     "UNKNOWN",
+    "UNSUPPORTED_CONTENT",
     "USAGE_LIMIT_EXCEEDED",
     "http_status_code",
     "stop_reason_code",

@@ -4,6 +4,7 @@ request-header fold, fork, crash repair and persistence backends."""
 from typing import TYPE_CHECKING
 
 from dsh_session._approvals import ApprovalRecord, open_turn_approvals, undecided_call_ids
+from dsh_session._attachment_messages import Attachment, create_user_message_with_attachments
 from dsh_session._header import (
     SessionHeader,
     SessionId,
@@ -20,6 +21,10 @@ from dsh_session._session import Observer, Session
 from dsh_session._surface_view import SurfaceNode, SurfaceView
 from dsh_session.errors import (
     AmbiguousSessionIdError,
+    AttachmentCorruptError,
+    AttachmentError,
+    AttachmentNotFoundError,
+    AttachmentRefusedError,
     ChunkRowError,
     DeliveryConflictError,
     HarnessCorruptError,
@@ -117,6 +122,7 @@ from dsh_session.events import (
     UserMessageEvent,
 )
 from dsh_session.stores import (
+    AttachmentLimits,
     JsonlSessionStore,
     LoadReport,
     MemorySessionStore,
@@ -158,6 +164,12 @@ __all__ = [
     "AssistantChunkEvent",
     "AssistantMessageData",
     "AssistantMessageEvent",
+    "Attachment",
+    "AttachmentCorruptError",
+    "AttachmentError",
+    "AttachmentLimits",
+    "AttachmentNotFoundError",
+    "AttachmentRefusedError",
     "BlockedReason",
     "CancelCause",
     "ChunkRowError",
@@ -252,6 +264,7 @@ __all__ = [
     "UserCause",
     "UserMessageEvent",
     "ZstdFrameError",
+    "create_user_message_with_attachments",
     "fold_request_header",
     "interrupted_turn_closers",
     "new_session_id",

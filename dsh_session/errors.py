@@ -27,6 +27,10 @@ is defined here::
                 DeliveryConflictError
             SearchQueryError
             PostgresUnavailableError (also RuntimeError)
+            AttachmentError
+                AttachmentNotFoundError
+                AttachmentCorruptError
+                AttachmentRefusedError (also ValueError)
 
 The ``Harness*`` errors and their subclasses come from the codecs of the TypeScript
 harness's formats: each is a :class:`SessionCorruptError` (the bytes are damaged or not
@@ -48,6 +52,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AmbiguousSessionIdError",
+    "AttachmentCorruptError",
+    "AttachmentError",
+    "AttachmentNotFoundError",
+    "AttachmentRefusedError",
     "ChunkRowError",
     "DeliveryConflictError",
     "HarnessCorruptError",
@@ -260,3 +268,39 @@ class SearchQueryError(SessionError):
 
 class PostgresUnavailableError(SessionError, RuntimeError):
     """No PostgreSQL binaries were found on this machine."""
+
+
+class AttachmentError(SessionError):
+    """An attachment's bytes are refused, missing or damaged. ``attachment_id`` names
+    the attachment (``sha256:<hex>``), ``message_id`` the message that holds it, when
+    there is one; ``code`` is the harness's code for the failure."""
+
+    code = "ATTACHMENT_READ_FAILED"
+
+    def __init__(
+        self, message: str, *, attachment_id: str | None, message_id: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.attachment_id = attachment_id
+        self.message_id = message_id
+
+
+class AttachmentNotFoundError(AttachmentError):
+    """The store has no bytes for an attachment a message holds: found when a log is
+    loaded or read (the message named), when a batch citing it is flushed (nothing of
+    the batch is written), or when its bytes are read."""
+
+    code = "ATTACHMENT_NOT_FOUND"
+
+
+class AttachmentCorruptError(AttachmentError):
+    """The stored bytes of an attachment do not hash to its reference."""
+
+    code = "ATTACHMENT_CORRUPT"
+
+
+class AttachmentRefusedError(AttachmentError, ValueError):
+    """Bytes offered as an attachment break the store's limits (too large, a media type
+    not allowed) or do not match their media type; nothing was stored."""
+
+    code = "ATTACHMENT_REFUSED"

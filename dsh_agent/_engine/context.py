@@ -26,6 +26,7 @@ from dsh_agent.compaction._hook import ContextHook
 from dsh_agent.inbox import Inbox
 from dsh_agent.retry._chain import RetryTarget
 from dsh_agent.retry._scheduler import RetryScheduler
+from dsh_llm._attachments import AttachmentReader
 from dsh_session._session import Session
 
 Checkpoint = Callable[[CancelScope], Awaitable[None]]
@@ -59,6 +60,8 @@ class EngineContext:
     """Whether the loop was closed."""
     usage: UsageGuard | None = None
     """``None`` when the loop has no usage limits."""
+    attachments: AttachmentReader | None = None
+    """Where adapters read attachment bytes during a turn: the loop's store."""
 
 
 # --- the kind of a turn -------------------------------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from dsh_agent._cancellation import CancelScope
 from dsh_agent._engine.context import (
@@ -32,6 +32,7 @@ from dsh_agent._engine.step import StepRunner
 from dsh_agent._engine.turn import TurnRunner
 from dsh_agent._live_updates import AgentStatus, StatusUpdate
 from dsh_agent.errors import AgentError
+from dsh_llm._attachments import reading_attachments
 from dsh_llm._messages import UserMessage
 from dsh_session.errors import SessionValidationError
 from dsh_session.events import CancelCause, CompletedReason, MaxTokensReason
@@ -212,9 +213,11 @@ class TurnDriver:
         claimed: tuple[UserMessage, ...],
         kind: TurnKind,
     ) -> None:
+        reader = self._ctx.attachments
         try:
             while True:
-                reason = await self._turns.run(scope, turn, claimed, kind)
+                with nullcontext() if reader is None else reading_attachments(reader):
+                    reason = await self._turns.run(scope, turn, claimed, kind)
                 if (
                     scope.cause is not None
                     or not isinstance(reason, CompletedReason | MaxTokensReason)

@@ -148,6 +148,7 @@ def build_parts(
         usage=None
         if config.usage_limits is None and config.session_usage_limits is None
         else UsageGuard(session, config.usage_limits, config.session_usage_limits),
+        attachments=config.store,
     )
     requests = TurnRequests(
         session=session,

@@ -17,7 +17,9 @@ from rich.text import Text
 
 from dsh_agent._engine.branching import is_regeneration
 from dsh_llm import (
+    AttachmentRef,
     ContentBlock,
+    FileBlock,
     ImageBlock,
     Message,
     ModelSource,
@@ -121,8 +123,12 @@ def block_text(block: ContentBlock) -> Text:
     if isinstance(block, ReasoningBlock):
         return Text(f"thinking: {block.text}", style="dim italic")
     if isinstance(block, ImageBlock):
+        if block.attachment is not None:
+            return Text(f"[image {describe_attachment(block.attachment)}]", style="cyan")
         where = block.url or f"{len(block.data or '')} base64 chars"
         return Text(f"[image {block.media_type}, {where}]", style="cyan")
+    if isinstance(block, FileBlock):
+        return Text(f"[file {describe_attachment(block.attachment)}]", style="cyan")
     if isinstance(block, ToolCallBlock):
         return Text.assemble(
             ("→ ", "yellow"),
@@ -131,6 +137,18 @@ def block_text(block: ContentBlock) -> Text:
         )
     assert isinstance(block, ToolResultBlock)
     return Text("\n").join(block_text(inner) for inner in block.content)
+
+
+def describe_attachment(ref: AttachmentRef) -> str:
+    """An attachment in one line: media type, pixel size, byte size, name, short hash."""
+    parts = [ref.media_type]
+    if ref.width is not None and ref.height is not None:
+        parts.append(f"{ref.width}x{ref.height}")
+    parts.append(f"{ref.size} bytes")
+    if ref.name is not None:
+        parts.append(repr(ref.name))
+    parts.append(f"{ref.attachment_id[:19]}…")
+    return ", ".join(parts)
 
 
 def indented(text: Text, prefix: str = "  ") -> Text:
@@ -300,6 +318,7 @@ __all__ = [
     "SHORT_ID_LENGTH",
     "TranscriptPrinter",
     "block_text",
+    "describe_attachment",
     "describe_reason",
     "describe_retry",
     "describe_usage",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from rich.console import OverflowMethod
+from rich.console import Console, OverflowMethod
 from rich.text import Text
 
 from dsh_agent import usage_of
@@ -26,14 +26,20 @@ from dsh_cli._commands import sessions_delete, sessions_search
 from dsh_cli._commands.failures import add_debug_argument
 from dsh_cli._commands.output import print_json, progress, stderr_console, stdout_console
 from dsh_cli._commands.rebuild import rebuild_requests, request_table
-from dsh_cli._commands.render import TranscriptPrinter, format_time, short_id
+from dsh_cli._commands.render import (
+    TranscriptPrinter,
+    describe_attachment,
+    format_time,
+    short_id,
+)
 from dsh_cli._commands.session_ids import ID_HELP
 from dsh_cli._commands.storage import add_json_argument, add_store_argument, read_session
 from dsh_cli._commands.store_option import named_as_typed, shown_store, store_for
 from dsh_cli._commands.summary import PROMPT_PREVIEW_WIDTH, SessionSummary, summarize
 from dsh_cli._commands.terminal_text import escape_json_controls
-from dsh_llm import DshError
+from dsh_llm import AttachmentRef, DshError
 from dsh_session import Session, SessionError, SessionHeader, SessionStore
+from dsh_session.stores._attachments import message_attachments
 from dsh_session.stores._jsonl_form import harness_header_line
 
 Action = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
@@ -185,6 +191,7 @@ async def _show(args: argparse.Namespace) -> int:
             )
             console.print(Text(link, "dim"))
     TranscriptPrinter(console, live=False).print_events(session.events)
+    print_attachments(console, session)
     used = usage_of(session.events)
     console.print(
         Text(
@@ -195,6 +202,24 @@ async def _show(args: argparse.Namespace) -> int:
         )
     )
     return 0
+
+
+def print_attachments(console: Console, session: Session) -> None:
+    """List each attachment the log's messages hold once, with the messages holding it
+    (their bytes are in the store, checked when the session was read)."""
+    holders: dict[str, tuple[AttachmentRef, list[str]]] = {}
+    for message, ref in message_attachments(session.events):
+        ids = holders.setdefault(ref.attachment_id, (ref, []))[1]
+        if message.id not in ids:
+            ids.append(message.id)
+    if not holders:
+        return
+    total = sum(ref.size for ref, _ in holders.values())
+    console.print(Text(f"attachments: {len(holders)} ({total} bytes, stored once each)", "bold"))
+    for ref, ids in holders.values():
+        console.print(Text(f"  {describe_attachment(ref)}"))
+        console.print(Text(f"    {ref.attachment_id}", "dim"), overflow="fold")
+        console.print(Text(f"    in {', '.join(ids)}", "dim"))
 
 
 def is_subagent(header: SessionHeader) -> bool:

@@ -16,6 +16,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "AnthropicAdapter needs the 'anthropic' package: pip install 'dsh-sdk[anthropic]'"
     ) from error
 
+from dsh_llm._attachments import read_request_attachments
 from dsh_llm._frozen_json import freeze_json, thaw_json
 from dsh_llm._request import GenerateRequest
 from dsh_llm._stream import StreamChunk
@@ -144,7 +145,10 @@ class AnthropicAdapter:
 
     async def _open(self, request: GenerateRequest) -> SdkStream[RawMessageStreamEvent]:
         body = messages_body(
-            request, default_max_tokens=self._default_max_tokens, thinking=self._thinking
+            request,
+            default_max_tokens=self._default_max_tokens,
+            thinking=self._thinking,
+            attachments=await read_request_attachments(request.messages),
         )
         return await self.client.messages.create(
             model=request.model,

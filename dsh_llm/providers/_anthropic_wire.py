@@ -21,6 +21,7 @@ from typing import Any, TypeAlias
 
 from dsh_llm._content import (
     ContentBlock,
+    FileBlock,
     ImageBlock,
     ReasoningBlock,
     TextBlock,
@@ -31,6 +32,13 @@ from dsh_llm._frozen_json import thaw_json
 from dsh_llm._messages import AssistantMessage, Message, SystemMessage, ToolResultMessage
 from dsh_llm._request import GenerateRequest
 from dsh_llm.providers._anthropic_cache import mark_cache_breakpoints
+from dsh_llm.providers._attachment_wire import (
+    AttachmentBytes,
+    base64_of,
+    file_name,
+    text_of,
+    unsupported_attachment,
+)
 from dsh_llm.providers._errors import unsupported_block
 from dsh_llm.providers._replay import own_replay_state
 
@@ -55,9 +63,12 @@ def messages_body(
     *,
     default_max_tokens: int,
     thinking: Mapping[str, Any] | None,
+    attachments: AttachmentBytes | None = None,
 ) -> MessagesBody:
     """Translate a request; raises :class:`_UnsupportedRequestError` for content the
-    protocol cannot carry."""
+    protocol cannot carry. ``attachments`` holds the bytes of the request's attachments
+    (``read_request_attachments``)."""
+    attachments = attachments or {}
     system = [request.system] if request.system else []
     turns: list[WireMessage] = []
     for message in request.messages:
@@ -65,7 +76,7 @@ def messages_body(
             system.append("\n\n".join(_text_blocks(message)))
             continue
         role = "assistant" if isinstance(message, AssistantMessage) else "user"
-        blocks = _wire_blocks(message, request)
+        blocks = _wire_blocks(message, request, attachments)
         if not blocks:
             continue  # the API refuses empty turns; nothing would be said anyway
         if turns and turns[-1]["role"] == role:
@@ -99,12 +110,16 @@ def messages_body(
     return MessagesBody(messages=turns, max_tokens=max_tokens, options=options)
 
 
-def _wire_blocks(message: Message, request: GenerateRequest) -> list[WireBlock]:
+def _wire_blocks(
+    message: Message, request: GenerateRequest, attachments: AttachmentBytes
+) -> list[WireBlock]:
     if isinstance(message, AssistantMessage):
         return _assistant_blocks(message, request)
     if isinstance(message, ToolResultMessage):
-        return [_tool_result(message.id, message.content[0])]
-    return [_user_block(message.id, block) for block in message.content if _is_said(block)]
+        return [_tool_result(message.id, message.content[0], attachments)]
+    return [
+        _user_block(message.id, block, attachments) for block in message.content if _is_said(block)
+    ]
 
 
 def _assistant_blocks(message: AssistantMessage, request: GenerateRequest) -> list[WireBlock]:
@@ -171,22 +186,32 @@ def _arguments_object(arguments: str) -> Any:
     return value if isinstance(value, dict) else {}
 
 
-def _tool_result(message_id: str, result: ToolResultBlock) -> WireBlock:
+def _tool_result(
+    message_id: str, result: ToolResultBlock, attachments: AttachmentBytes
+) -> WireBlock:
     wire: WireBlock = {
         "type": "tool_result",
         "tool_use_id": result.call_id,
         "is_error": result.is_error,
     }
-    content = [_user_block(message_id, block) for block in result.content if _is_said(block)]
+    content = [
+        _user_block(message_id, block, attachments) for block in result.content if _is_said(block)
+    ]
     if content:
         wire["content"] = content
     return wire
 
 
-def _user_block(message_id: str, block: ContentBlock) -> WireBlock:
+def _user_block(message_id: str, block: ContentBlock, attachments: AttachmentBytes) -> WireBlock:
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
+    if isinstance(block, FileBlock):
+        return _document(message_id, block, attachments)
     if isinstance(block, ImageBlock):
+        ref = block.attachment
+        if ref is not None:
+            source = {"type": "base64", "media_type": ref.media_type}
+            return {"type": "image", "source": {**source, "data": base64_of(ref, attachments)}}
         if block.url is not None:
             return {"type": "image", "source": {"type": "url", "url": block.url}}
         return {
@@ -194,6 +219,22 @@ def _user_block(message_id: str, block: ContentBlock) -> WireBlock:
             "source": {"type": "base64", "media_type": block.media_type, "data": block.data},
         }
     raise unsupported_block(API, message_id, block.type, "a user message or tool result")
+
+
+def _document(message_id: str, block: FileBlock, attachments: AttachmentBytes) -> WireBlock:
+    """A PDF as a base64 document, a UTF-8 text file as a text document, both titled
+    with the file's name; anything else is refused."""
+    ref = block.attachment
+    source: WireBlock
+    if ref.media_type == "application/pdf":
+        source = {"type": "base64", "media_type": ref.media_type}
+        source["data"] = base64_of(ref, attachments)
+    else:
+        text = text_of(ref, attachments)
+        if text is None:
+            raise unsupported_attachment(API, message_id, ref, "a user message or tool result")
+        source = {"type": "text", "media_type": "text/plain", "data": text}
+    return {"type": "document", "source": source, "title": file_name(ref)}
 
 
 def _is_said(block: ContentBlock) -> bool:

@@ -16,6 +16,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "OpenAIChatAdapter needs the 'openai' package: pip install 'dsh-sdk[openai]'"
     ) from error
 
+from dsh_llm._attachments import read_request_attachments
 from dsh_llm._request import GenerateRequest
 from dsh_llm._stream import StreamChunk
 from dsh_llm.providers._endpoint import endpoint_url
@@ -125,7 +126,8 @@ class OpenAIChatAdapter:
         )
 
     async def _open(self, request: GenerateRequest) -> SdkStream[ChatCompletionChunk]:
-        body = chat_body(request, max_tokens_field=self._max_tokens_field)
+        attachments = await read_request_attachments(request.messages)
+        body = chat_body(request, max_tokens_field=self._max_tokens_field, attachments=attachments)
         return await self.client.chat.completions.create(
             model=request.model,
             messages=cast("list[ChatCompletionMessageParam]", body.messages),

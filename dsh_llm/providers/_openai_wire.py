@@ -11,11 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from dsh_llm._content import ImageBlock, ReasoningBlock, TextBlock, ToolCallBlock
+from dsh_llm._content import FileBlock, ImageBlock, ReasoningBlock, TextBlock, ToolCallBlock
 from dsh_llm._frozen_json import thaw_json
 from dsh_llm._messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
 from dsh_llm._prompt_cache import CacheRetention, PromptCache
 from dsh_llm._request import GenerateRequest
+from dsh_llm.providers._attachment_wire import (
+    AttachmentBytes,
+    data_url,
+    file_name,
+    text_of,
+    unsupported_attachment,
+)
 from dsh_llm.providers._errors import unsupported_block
 from dsh_llm.providers._replay import own_replay_state
 
@@ -39,9 +46,16 @@ class ChatBody:
     options: dict[str, Any]
 
 
-def chat_body(request: GenerateRequest, *, max_tokens_field: MaxTokensField) -> ChatBody:
+def chat_body(
+    request: GenerateRequest,
+    *,
+    max_tokens_field: MaxTokensField,
+    attachments: AttachmentBytes | None = None,
+) -> ChatBody:
     """Translate a request; raises :class:`_UnsupportedRequestError` for content the
-    protocol cannot carry."""
+    protocol cannot carry. ``attachments`` holds the bytes of the request's attachments
+    (``read_request_attachments``)."""
+    attachments = attachments or {}
     messages: list[WireMessage] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
@@ -53,7 +67,7 @@ def chat_body(request: GenerateRequest, *, max_tokens_field: MaxTokensField) -> 
         elif isinstance(message, SystemMessage):
             messages.append({"role": "system", "content": _plain_text(message)})
         else:
-            messages.append({"role": "user", "content": _user_content(message)})
+            messages.append({"role": "user", "content": _user_content(message, attachments)})
     options: dict[str, Any] = {}
     if request.tools:
         options["tools"] = [
@@ -95,20 +109,38 @@ def _cache_options(cache: PromptCache | None) -> dict[str, str]:
     return options
 
 
-def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
+def _user_content(message: UserMessage, attachments: AttachmentBytes) -> str | list[dict[str, Any]]:
     """A string when the message is all text (every server takes that); content
-    parts only when it holds images."""
-    if not any(isinstance(block, ImageBlock) for block in message.content):
+    parts only when it holds images or files."""
+    if not any(isinstance(block, ImageBlock | FileBlock) for block in message.content):
         return _plain_text(message)
     parts: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextBlock):
             parts.append({"type": "text", "text": block.text})
         elif isinstance(block, ImageBlock):
-            parts.append({"type": "image_url", "image_url": {"url": _image_url(block)}})
+            url = _image_url(block, attachments)
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        elif isinstance(block, FileBlock):
+            parts.append(_file_part(message.id, block, attachments))
         else:
             raise unsupported_block(API, message.id, block.type, "a user message")
     return parts
+
+
+def _file_part(message_id: str, block: FileBlock, attachments: AttachmentBytes) -> WireMessage:
+    """A PDF as a ``file`` part (the one document type chat completions takes), a
+    UTF-8 text file as a text part headed by its name; anything else is refused."""
+    ref = block.attachment
+    if ref.media_type == "application/pdf":
+        return {
+            "type": "file",
+            "file": {"filename": file_name(ref), "file_data": data_url(ref, attachments)},
+        }
+    text = text_of(ref, attachments)
+    if text is not None:
+        return {"type": "text", "text": f"{file_name(ref)}:\n{text}"}
+    raise unsupported_attachment(API, message_id, ref, "a user message")
 
 
 def _plain_text(message: UserMessage | SystemMessage) -> str:
@@ -163,7 +195,9 @@ def _assistant_message(message: AssistantMessage, request: GenerateRequest) -> W
     return wire
 
 
-def _image_url(block: ImageBlock) -> str:
+def _image_url(block: ImageBlock, attachments: AttachmentBytes) -> str:
+    if block.attachment is not None:
+        return data_url(block.attachment, attachments)
     if block.url is not None:
         return block.url
     return f"data:{block.media_type};base64,{block.data}"

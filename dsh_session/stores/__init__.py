@@ -19,6 +19,7 @@ from dsh_session.errors import (
     StoreNotFoundError,
     StoreUrlError,
 )
+from dsh_session.stores._attachments import AttachmentLimits
 from dsh_session.stores._base import SessionStore, StoreMode, StoreStats
 from dsh_session.stores._jsonl import JsonlSessionStore
 from dsh_session.stores._memory import MemorySessionStore
@@ -41,6 +42,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "AmbiguousSessionIdError",
+    "AttachmentLimits",
     "JsonlSessionStore",
     "LoadReport",
     "MemorySessionStore",

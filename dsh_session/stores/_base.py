@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 
+from dsh_llm._attachment_ref import AttachmentRef
 from dsh_session._header import SessionHeader, SessionId, validate_session_id
 from dsh_session._search import SearchHit, SearchQuery, parse_query
 from dsh_session._search.scan import scan_logs
@@ -37,6 +38,14 @@ from dsh_session.errors import (
     StoreError,
 )
 from dsh_session.events import LogEvent
+from dsh_session.stores._attachments import (
+    AttachmentLimits,
+    checked_ref,
+    message_attachments,
+    read_checked,
+    require_stored,
+    verify_stored,
+)
 from dsh_session.stores._follow import check_from_seq, poll_events
 from dsh_session.stores._recovery import LoadReport, StoredLog, TornTail, restore_session
 
@@ -117,6 +126,10 @@ class SessionStore(ABC):
         self._loading: set[SessionId] = set()
         self._io_lock = asyncio.Lock()
         self._closed = False
+        self.attachment_limits = AttachmentLimits()
+        """What :meth:`save_attachment` accepts; assign new limits to change them."""
+        self._stored_blobs: set[str] = set()
+        """Digests of attachments known durable here (saved or checked by this object)."""
 
     # --- backend primitives (blocking; called one at a time) --------------------------
 
@@ -135,6 +148,18 @@ class SessionStore(ABC):
     @abstractmethod
     def _release(self) -> None:
         """Release files and connections, and the ownership of every session."""
+
+    def _put_blob(self, sha256: str, data: bytes) -> None:
+        """Make an attachment's bytes durable under their hex SHA-256 (once)."""
+        raise StoreError(f"{self} cannot store attachments")
+
+    def _get_blob(self, sha256: str) -> bytes | None:
+        """An attachment's stored bytes, or ``None`` when there are none."""
+        return None
+
+    def _has_blob(self, sha256: str) -> bool:
+        """Whether an attachment's bytes are stored (a backend may answer cheaper)."""
+        return self._get_blob(sha256) is not None
 
     def _forget(self, session_id: SessionId) -> None:  # noqa: B027 - optional hook
         """Drop backend bookkeeping about a session that is no longer attached."""
@@ -245,6 +270,7 @@ class SessionStore(ABC):
         events = session.events[tracked.durable :]
         if not events and tracked.stored:
             return  # another flush wrote them while this one waited for the lock
+        require_stored(self, events)
         self._commit(Batch(session.id, None if tracked.stored else session.header, events))
         tracked.durable += len(events)
         tracked.stored = True
@@ -345,8 +371,49 @@ class SessionStore(ABC):
             session = await asyncio.to_thread(restore, stored.header, stored.events)
         else:
             session = restore(stored.header, stored.events)
+        found = list(message_attachments(stored.events))
+        if found:
+            await self._call(lambda: self._reading("attachments", verify_stored, self, found))
         appended = tuple(session.events[len(stored.events) :])
         return session, LoadReport(torn_tail=stored.torn_tail, appended=appended), stored
+
+    # --- attachments ------------------------------------------------------------------
+
+    async def save_attachment(
+        self, data: bytes, *, media_type: str, name: str | None = None
+    ) -> AttachmentRef:
+        """Store ``data`` once (by its SHA-256) and return the reference a message holds
+        (an ``ImageBlock(attachment=...)`` or ``FileBlock``). The bytes are durable when
+        this returns, before any event can cite them. Raises
+        :class:`AttachmentRefusedError` for bytes :attr:`attachment_limits` refuse or
+        that are not the image ``media_type`` says, :class:`StoreError` when the write
+        fails or the store is read-only."""
+        self._check_open()
+        if self.read_only:
+            raise StoreError(f"{self} was opened read-only; it cannot store attachments")
+        data = bytes(data)  # a bytearray or memoryview the caller may change later
+        ref = checked_ref(data, media_type, name, self.attachment_limits)
+        sha = ref.sha256
+
+        def put() -> None:
+            try:
+                self._put_blob(sha, data)
+            except SessionError:
+                raise
+            except Exception as error:
+                raise StoreError(
+                    f"could not store attachment {ref.attachment_id}: {error}"
+                ) from error
+            self._stored_blobs.add(sha)
+
+        await self._call(put)
+        return ref
+
+    async def read_attachment(self, ref: AttachmentRef) -> bytes:
+        """The stored bytes of ``ref``, checked against its hash: what adapters send.
+        Raises :class:`AttachmentNotFoundError` or :class:`AttachmentCorruptError`."""
+        self._check_open()
+        return await self._call(lambda: self._reading("attachments", read_checked, self, ref))
 
     def follow(
         self, session_id: str, *, from_seq: int = 0, poll_interval: float = 0.1

@@ -39,6 +39,7 @@ from dsh_session.errors import (
     StoreNotFoundError,
 )
 from dsh_session.stores._base import INLINE_BATCH_LIMIT, Batch, SessionStore, StoreMode
+from dsh_session.stores._blob_files import BlobFiles
 from dsh_session.stores._codec import dump_event
 from dsh_session.stores._harness_jsonl import (
     HarnessArtifact,
@@ -126,6 +127,12 @@ class JsonlSessionStore(SessionStore):
             raise StoreNotFoundError(str(self.directory), problem)
         self._ends: dict[SessionId, _FileEnd] = {}
         self._locks = SessionLocks(self.lock_path_of, repr(self))
+        self._blobs = BlobFiles(
+            self.directory / "attachments" / "v1",
+            boundary=self.directory,
+            on_fsync=self._count_fsync,
+        )
+        """Attachment bytes, in the harness's layout under the root."""
 
     def __repr__(self) -> str:
         return f"JsonlSessionStore({str(self.directory)!r})"
@@ -347,6 +354,15 @@ class JsonlSessionStore(SessionStore):
                 f"sidecar file, so the log was left as it is: {error}"
             ) from error
         return dataclasses.replace(torn, sidecar=str(sidecar))
+
+    def _put_blob(self, sha256: str, data: bytes) -> None:
+        self._blobs.put(sha256, data)
+
+    def _get_blob(self, sha256: str) -> bytes | None:
+        return self._blobs.get(sha256)
+
+    def _has_blob(self, sha256: str) -> bool:
+        return self._blobs.has(sha256)
 
     def _forget(self, session_id: SessionId) -> None:
         end = self._ends.pop(session_id, None)

@@ -21,6 +21,8 @@ class MemorySessionStore(SessionStore):
     def __init__(self) -> None:
         super().__init__()
         self._logs: dict[SessionId, tuple[SessionHeader, list[LogEvent]]] = {}
+        self._blobs: dict[str, bytes] = {}
+        """Attachment bytes by hex SHA-256."""
 
     def __repr__(self) -> str:
         return f"MemorySessionStore(<{len(self._logs)} session(s)>)"
@@ -34,6 +36,12 @@ class MemorySessionStore(SessionStore):
                 )
             self._logs[batch.session_id] = (batch.header, [])
         self._logs[batch.session_id][1].extend(batch.events)
+
+    def _put_blob(self, sha256: str, data: bytes) -> None:
+        self._blobs[sha256] = data
+
+    def _get_blob(self, sha256: str) -> bytes | None:
+        return self._blobs.get(sha256)
 
     def _read_log(self, session_id: SessionId) -> StoredLog:
         try:

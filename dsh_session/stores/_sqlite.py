@@ -41,6 +41,7 @@ from dsh_session.errors import (
 )
 from dsh_session.events import LogEvent
 from dsh_session.stores._base import INLINE_BATCH_LIMIT, Batch, SessionStore, StoreMode
+from dsh_session.stores._blob_sqlite import SqliteBlobs, companion_path
 from dsh_session.stores._harness_sqlite import HarnessLayout
 from dsh_session.stores._recovery import StoredLog
 from dsh_session.stores._sqlite_layout_one import DshLayout
@@ -86,7 +87,10 @@ class SqliteSessionStore(SessionStore):
         self.path = Path(path)
         """The database file."""
         self.read_only = mode == "read"
+        self._busy_timeout = busy_timeout
         self._layout = self._open_layout(mode, busy_timeout)
+        self._attachments: SqliteBlobs | None = None
+        """Attachment bytes: table ``dsh_attachments`` (opened on first use)."""
 
     def _open_layout(self, mode: StoreMode, busy_timeout: float) -> SqliteLayout:
         """The layout object for what the file holds; a missing file is created in
@@ -158,7 +162,36 @@ class SqliteSessionStore(SessionStore):
     def _reindex(self) -> int:
         return self._layout.reindex()
 
+    def _put_blob(self, sha256: str, data: bytes) -> None:
+        blobs = self._blobs(writing=True)
+        assert blobs is not None  # writing opens or creates them
+        blobs.put(sha256, data)
+
+    def _get_blob(self, sha256: str) -> bytes | None:
+        blobs = self._blobs(writing=False)
+        return None if blobs is None else blobs.get(sha256)
+
+    def _has_blob(self, sha256: str) -> bool:
+        blobs = self._blobs(writing=False)
+        return blobs is not None and blobs.has(sha256)
+
+    def _blobs(self, *, writing: bool) -> SqliteBlobs | None:
+        """Layout 1 keeps attachments in its own database; beside a schema-17 database
+        (whose schema the harness checks table by table) they go to the companion file
+        ``<database>.dsh-attachments``, created by the first save."""
+        if self._attachments is None:
+            layout = self._layout
+            if isinstance(layout, DshLayout):
+                self._attachments = SqliteBlobs(layout.connection, writable=not self.read_only)
+            elif writing or companion_path(self.path).exists():
+                self._attachments = SqliteBlobs.companion(
+                    self.path, read_only=self.read_only, busy_timeout=self._busy_timeout
+                )
+        return self._attachments
+
     def _release(self) -> None:
+        if self._attachments is not None and not isinstance(self._layout, DshLayout):
+            self._attachments.close()
         self._layout.release()
 
 

@@ -125,6 +125,11 @@ class DshLayout(SqliteLayout):
     def __repr__(self) -> str:
         return self._name
 
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The database connection (autocommit), for tables kept beside the logs."""
+        return self._db
+
     def _peek_layout(self, *, creating: bool) -> None:
         """Check the layout before a normal connection could add companion files: when
         no write-ahead log exists, the file alone is the whole database, and an

@@ -31,6 +31,7 @@ from dsh_session.stores._codec import dump_event, listed_headers
 from dsh_session.stores._follow import check_from_seq
 from dsh_session.stores._ownership import this_writer
 from dsh_session.stores._recovery import StoredLog
+from dsh_session.stores.postgres import _attachments as attachments
 from dsh_session.stores.postgres import _fencing as fencing
 from dsh_session.stores.postgres import _schema as schema
 from dsh_session.stores.postgres import _search as search_index
@@ -72,6 +73,7 @@ class PostgresSessionStore(SessionStore):
             schema.prepare(self._writer, mode, repr(self))
             if not self.read_only:
                 search_index.create_tables(self._writer)
+                attachments.create_table(self._writer)
             self._token = 0 if self.read_only else fencing.take_token(self._writer)
             self._pool: ConnectionPool[Connection] = ConnectionPool(
                 dsn,
@@ -191,6 +193,12 @@ class PostgresSessionStore(SessionStore):
         self._fences[sid] = fence
 
     # --- reading ----------------------------------------------------------------------
+
+    def _put_blob(self, sha256: str, data: bytes) -> None:
+        attachments.put(self._pool, sha256, data)
+
+    def _get_blob(self, sha256: str) -> bytes | None:
+        return attachments.get(self._pool, sha256)
 
     def _read_log(self, session_id: SessionId) -> StoredLog:
         with self._pool.connection() as connection:

@@ -1,0 +1,169 @@
+"""Adapters read an attachment's bytes from the store in effect and send them in the
+provider's own form; what a wire cannot carry is a typed failure naming the message."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import AsyncIterator
+from typing import Any
+
+from providers.frames import CHAT_DONE, chat_chunk, text_reply
+from providers.http_stub import StubServer, sse_reply
+
+from dsh_llm import (
+    ErrorFinish,
+    FinishChunk,
+    GenerateRequest,
+    LlmFailure,
+    Message,
+    StreamChunk,
+    create_tool_result_message,
+    reading_attachments,
+)
+from dsh_llm.providers import AnthropicAdapter, OpenAIChatAdapter
+from dsh_session import Attachment, AttachmentLimits, create_user_message_with_attachments
+from dsh_session.stores import MemorySessionStore
+
+from .images import png
+
+IMAGE = png(4, 3)
+PDF = b"%PDF-1.4\n%%EOF\n"
+NOTES = b"line one\nline two\n"
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def request(*messages: Message, provider: str = "deepseek") -> GenerateRequest:
+    return GenerateRequest(provider=provider, model="m", messages=messages)
+
+
+async def collect(chunks: AsyncIterator[StreamChunk]) -> list[StreamChunk]:
+    return [item async for item in chunks]
+
+
+def failure_of(chunks: list[StreamChunk]) -> LlmFailure:
+    last = chunks[-1]
+    assert isinstance(last, FinishChunk) and isinstance(last.reason, ErrorFinish)
+    return last.reason.failure
+
+
+def openai(stub: StubServer) -> OpenAIChatAdapter:
+    return OpenAIChatAdapter(base_url=f"{stub.url}/v1", api_key="k", provider="deepseek")
+
+
+def anthropic(stub: StubServer) -> AnthropicAdapter:
+    return AnthropicAdapter(base_url=stub.url, api_key="k", max_retries=0)
+
+
+async def prompt(store: MemorySessionStore) -> Message:
+    return await create_user_message_with_attachments(
+        store,
+        "Compare these.",
+        attachments=[
+            Attachment(IMAGE, "image/png", "chart.png"),
+            Attachment(PDF, "application/pdf", "report.pdf"),
+            Attachment(NOTES, "text/plain", "notes.txt"),
+        ],
+    )
+
+
+async def test_openai_chat_gets_a_data_url_a_file_part_and_the_text(stub: StubServer) -> None:
+    stub.script(sse_reply([chat_chunk({"content": "ok"}, finish_reason="stop"), CHAT_DONE]))
+    store = MemorySessionStore()
+    message = await prompt(store)
+    with reading_attachments(store):
+        await collect(openai(stub).stream(request(message)))
+    assert stub.bodies[0]["messages"][0]["content"] == [
+        {"type": "text", "text": "Compare these."},
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{b64(IMAGE)}"}},
+        {
+            "type": "file",
+            "file": {
+                "filename": "report.pdf",
+                "file_data": f"data:application/pdf;base64,{b64(PDF)}",
+            },
+        },
+        {"type": "text", "text": "notes.txt:\nline one\nline two\n"},
+    ]
+
+
+async def test_anthropic_gets_base64_image_and_document_blocks(stub: StubServer) -> None:
+    stub.script(sse_reply(text_reply("ok")), sse_reply(text_reply("ok")))
+    store = MemorySessionStore()
+    message = await prompt(store)
+    with reading_attachments(store):
+        await collect(anthropic(stub).stream(request(message, provider="anthropic")))
+    content: list[dict[str, Any]] = stub.bodies[0]["messages"][0]["content"]
+    assert content[1:] == [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": b64(IMAGE)},
+        },
+        {
+            "type": "document",
+            "source": {"type": "base64", "media_type": "application/pdf", "data": b64(PDF)},
+            "title": "report.pdf",
+        },
+        {
+            "type": "document",
+            "source": {"type": "text", "media_type": "text/plain", "data": NOTES.decode()},
+            "title": "notes.txt",
+        },
+    ]
+
+
+async def test_anthropic_sends_an_image_a_tool_returned(stub: StubServer) -> None:
+    stub.script(sse_reply(text_reply("ok")))
+    store = MemorySessionStore()
+    shot = await store.save_attachment(IMAGE, media_type="image/png", name="screen.png")
+    result = create_tool_result_message(
+        call_id="toolu_1", content=[{"type": "image", "attachment": shot.model_dump(mode="json")}]
+    )
+    with reading_attachments(store):
+        await collect(anthropic(stub).stream(request(result, provider="anthropic")))
+    (block,) = stub.bodies[0]["messages"][0]["content"]
+    assert block["content"] == [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": b64(IMAGE)},
+        }
+    ]
+
+
+async def test_a_media_type_the_wire_cannot_carry_fails_naming_message_and_type(
+    stub: StubServer,
+) -> None:
+    store = MemorySessionStore()
+    store.attachment_limits = AttachmentLimits(media_types=frozenset({"application/zip"}))
+    message = await create_user_message_with_attachments(
+        store, attachments=[Attachment(b"PK\x03\x04", "application/zip", "a.zip")]
+    )
+    for adapter in (openai(stub), anthropic(stub)):
+        with reading_attachments(store):
+            failure = failure_of(await collect(adapter.stream(request(message))))
+        assert failure.code == "UNSUPPORTED_CONTENT"
+        assert message.id in failure.message and "'application/zip'" in failure.message
+    assert stub.requests == []
+
+
+async def test_without_a_reader_the_request_fails_before_it_is_sent(stub: StubServer) -> None:
+    store = MemorySessionStore()
+    message = await prompt(store)
+    failure = failure_of(await collect(openai(stub).stream(request(message))))
+    assert failure.code == "ATTACHMENT_NOT_FOUND"
+    assert message.id in failure.message and "reading_attachments" in failure.message
+    assert stub.requests == []
+
+
+async def test_bytes_that_do_not_hash_to_the_reference_are_never_sent(stub: StubServer) -> None:
+    store = MemorySessionStore()
+    message = await prompt(store)
+    image = message.content[1]
+    store._blobs[image.attachment.sha256] = b"tampered"  # type: ignore[union-attr]
+    with reading_attachments(store):
+        failure = failure_of(await collect(openai(stub).stream(request(message))))
+    assert failure.code == "ATTACHMENT_CORRUPT"
+    assert message.id in failure.message
+    assert stub.requests == []
