@@ -19,6 +19,7 @@ steer, injection or cancel reaches a running turn at its next step
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Final, Literal
 
 from dsh_agent._engine.loop import AgentLoop
@@ -42,9 +43,16 @@ _WAITING: Final = "waiting"
 class MailboxDrain:
     """Applies the mailbox of ``loop``'s session to ``loop`` (its owner)."""
 
-    def __init__(self, loop: AgentLoop, mailbox: Mailbox) -> None:
+    def __init__(
+        self,
+        loop: AgentLoop,
+        mailbox: Mailbox,
+        on_loop: Callable[[AgentLoop], None] | None = None,
+    ) -> None:
         self.loop = loop
         self.mailbox = mailbox
+        self.on_loop = on_loop
+        """Called with the loop of each fork an edit makes (the worker's ``on_loop``)."""
         self._loaded = loop.session.seq
         """Events before this seq were written by an earlier owner (build the drain
         right after the load, before the loop starts a turn)."""
@@ -151,6 +159,8 @@ class MailboxDrain:
         if entry.kind == "edit":
             assert entry.message is not None and entry.target_id is not None
             branch = await loop.edit(MessageId(entry.target_id), entry.message.content)
+            if self.on_loop is not None:
+                self.on_loop(branch)  # its first turn has begun, its model call not yet
             await branch.when_idle()
             await branch.aclose()
             return MailboxAnswer("applied", f"fork {branch.id}")

@@ -42,7 +42,8 @@ SessionAgentFactory: TypeAlias = Callable[[Session, SessionStore], AgentLoop | A
 class Worker:
     """Serves the sessions of ``store`` that have mailbox input, at most
     ``concurrency`` at a time: ``async with Worker(store, agent_factory): ...``.
-    ``on_loop`` is called with each loop built, before its first turn."""
+    ``on_loop`` is called with each loop built, before its first turn, and with the
+    loop of each fork an edit makes, once the fork exists."""
 
     def __init__(
         self,
@@ -128,7 +129,7 @@ class Worker:
             try:
                 if self.on_loop is not None:
                     self.on_loop(loop)
-                drain = MailboxDrain(loop, mailbox)  # before the wake: it tells claims apart
+                drain = MailboxDrain(loop, mailbox, self.on_loop)  # before the wake
                 if loop.inbox.has_pending and loop.status == "idle":
                     loop._driver.wake()  # input a crashed owner took in but never ran
                 await self._run(loop, drain)

@@ -88,3 +88,9 @@ def reasons(session: Session, store: SessionStore) -> AgentLoop:
     """Streams :data:`REASONING`, then :data:`REPLY`, word by word."""
     adapter = FunctionAdapter(lambda request: reply(text=REPLY, reasoning=REASONING), delay=DELAY)
     return _loop(session, store, adapter)
+
+
+def slow_streaming(session: Session, store: SessionStore) -> AgentLoop:
+    """Answers :data:`REPLY` word by word, 0.15 s apart (about 2 s a reply): long enough
+    for a test to find a new session and open its stream while the reply streams."""
+    return _loop(session, store, FunctionAdapter(lambda request: REPLY, delay=0.15))

@@ -278,3 +278,27 @@ async def test_a_cancel_mid_reply_keeps_the_streamed_prefix_under_its_id(tmp_pat
     assert ag_ui_texts(events)[message_id] == text
     assert [e["messageId"] for e in of_type(events, "TEXT_MESSAGE_END")] == ["u-1", message_id]
     assert not [e for e in of_type(events, "CUSTOM") if e["name"] == "dsh.message-failed"]
+
+
+async def test_the_first_reply_of_an_edits_fork_streams_live(tmp_path: Path) -> None:
+    async with running_app(tmp_path, live_agents.slow_streaming) as (app, client, _):
+        sid = await new_session(client)
+        async with asgi_stream(app, f"/api/sessions/{sid}/events") as stream:
+            await send(client, sid, "u-1", "hi")
+            await stream.until(finished())
+        edited = await client.post(
+            f"/api/sessions/{sid}/messages/u-1/edit", json={"content": "hey"}
+        )
+        assert edited.status_code == 202, edited.text
+        fork = None
+        while fork is None:  # the fork exists once the owner applies the edit
+            forks = (await client.get(f"/api/sessions/{sid}/messages")).json()["forks"]
+            fork = forks[0] if forks else None
+        async with asgi_stream(app, f"/api/sessions/{fork}/events") as stream:
+            events = await stream.until(finished())
+        texts = await committed(client, fork)
+        before = await committed(client, sid)
+    [reply_id] = [i for i in texts if i not in before]
+    assert texts[reply_id] == live_agents.REPLY
+    assert live_before_commit(events, reply_id)  # the fork's loop is watched by the relay
+    assert ag_ui_texts(events)[reply_id] == live_agents.REPLY  # nothing twice
