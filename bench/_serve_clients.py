@@ -80,31 +80,33 @@ async def _sse_events(response: httpx.Response) -> AsyncIterator[tuple[float, di
 
 
 class _TurnReader:
-    """Reads a dsh session's stream: files each assistant text under its turn and
-    wakes the conversation when a turn's run finishes."""
+    """Reads a dsh session's stream: files the reply's text under its turn and wakes
+    the conversation when a turn's run finishes. A second message start for the
+    reply's id restarts its text (docs/web-stream.md's restart rule)."""
 
     def __init__(self, conversation: Conversation) -> None:
         self.conversation = conversation
         self.finished = 0
         self.changed = asyncio.Event()
-        self._roles: dict[str, str] = {}
 
     async def read(self, response: httpx.Response) -> None:
         async for arrival, event in _sse_events(response):
             kind = event["type"]
             reply = self.conversation.replies[-1] if self.conversation.replies else None
-            if kind == "TEXT_MESSAGE_START" and reply is not None:
-                self._roles[event["messageId"]] = event["role"]
-                if event["role"] == "user":
-                    reply.user_id = event["messageId"]
-                elif not reply.message_id:
-                    reply.message_id = event["messageId"]
-            elif kind == "TEXT_MESSAGE_CONTENT" and reply is not None:
-                if self._roles.get(event["messageId"]) == "assistant":
-                    reply.chunks.append((arrival, event["delta"]))
-            elif kind == "RUN_FINISHED":
+            if kind == "RUN_FINISHED":
                 self.finished += 1
                 self.changed.set()
+            elif reply is None:
+                continue
+            elif kind == "TEXT_MESSAGE_START" and event["role"] == "user":
+                reply.user_id = event["messageId"]
+            elif kind == "TEXT_MESSAGE_START" and event["role"] == "assistant":
+                if reply.message_id == event["messageId"]:
+                    reply.chunks.clear()
+                elif not reply.message_id:
+                    reply.message_id = event["messageId"]
+            elif kind == "TEXT_MESSAGE_CONTENT" and event["messageId"] == reply.message_id:
+                reply.chunks.append((arrival, event["delta"]))
 
     async def until_finished(self, turns: int) -> None:
         while self.finished < turns:
