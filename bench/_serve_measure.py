@@ -59,6 +59,8 @@ class Measurement:
     cpu_per_turn: float
     rss_per_session: float
     wall: float
+    client_cpu: float
+    """CPU seconds the client process spent over the load (it shares the machine)."""
     conversations: list[Conversation]
     histories: dict[str, list[tuple[str, str, str]]]
     """dsh only: each session's stored ``(role, id, text)`` after the load."""
@@ -99,7 +101,8 @@ async def _measure(
     run = CLIENTS[server.kind]
     await load(server.url, run, script, sessions=1, turns=1, stagger=0, first=0)  # warm-up
     await asyncio.sleep(SETTLE)
-    rss_before, cpu_before, started = server.rss_bytes(), server.cpu_seconds(), time.perf_counter()
+    rss_before, cpu_before = server.rss_bytes(), server.cpu_seconds()
+    started, client_before = time.perf_counter(), time.process_time()
     try:
         conversations = await asyncio.wait_for(
             load(server.url, run, script, sessions=sessions, turns=turns, stagger=stagger),
@@ -110,6 +113,7 @@ async def _measure(
             f"{sessions} sessions x {turns} turns against {server.kind} took over {bound:.0f} s"
         ) from None
     cpu, wall = server.cpu_seconds() - cpu_before, time.perf_counter() - started
+    client_cpu = time.process_time() - client_before
     await asyncio.sleep(SETTLE)
     rss = server.rss_bytes() - rss_before
     histories = await _histories(server, conversations) if server.kind == DSH else {}
@@ -133,6 +137,7 @@ async def _measure(
         cpu / (sessions * turns),
         rss / sessions,
         wall,
+        client_cpu,
         conversations,
         histories,
     )

@@ -73,7 +73,9 @@ def cases(runs: dict[str, Measurement], script: Script) -> list[Case]:
     rss = {kind: run.rss_per_session for kind, run in runs.items()}
     result.append(_case("resident memory per idle session", "bytes", rss, "RSS growth", "wall"))
     walls = {kind: run.wall for kind, run in runs.items()}
-    result.append(_case("wall time of the whole load", "s", walls, "one run", "wall"))
+    clients = "; ".join(f"{kind} {run.client_cpu:.1f} s" for kind, run in runs.items())
+    notes = f"one run; the client's own CPU time: {clients}"
+    result.append(_case("wall time of the whole load", "s", walls, notes, "wall"))
     return result
 
 
