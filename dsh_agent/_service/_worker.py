@@ -41,7 +41,8 @@ SessionAgentFactory: TypeAlias = Callable[[Session, SessionStore], AgentLoop | A
 
 class Worker:
     """Serves the sessions of ``store`` that have mailbox input, at most
-    ``concurrency`` at a time: ``async with Worker(store, agent_factory): ...``."""
+    ``concurrency`` at a time: ``async with Worker(store, agent_factory): ...``.
+    ``on_loop`` is called with each loop built, before its first turn."""
 
     def __init__(
         self,
@@ -51,6 +52,7 @@ class Worker:
         concurrency: int = 16,
         idle_release: float = 2.0,
         scan_interval: float = 0.2,
+        on_loop: Callable[[AgentLoop], None] | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {concurrency!r}")
@@ -59,6 +61,10 @@ class Worker:
         self.concurrency = concurrency
         self.idle_release = idle_release
         self.scan_interval = scan_interval
+        self.on_loop = on_loop
+        """Called with each loop the worker builds, before it can start a turn: the
+        place to observe it (``loop.subscribe``, ``loop.updates()``), e.g. to relay its
+        model text live as ``dsh serve`` does."""
         self.served = 0
         """Sessions taken and given up again so far."""
         self._mailbox: Mailbox | None = None
@@ -119,10 +125,12 @@ class Worker:
             except SessionConflictError:
                 return  # another worker owns it; looked at again on the next scan
             loop = await self._build(session)
-            drain = MailboxDrain(loop, mailbox)  # before the wake: it tells claims apart
-            if loop.inbox.has_pending and loop.status == "idle":
-                loop._driver.wake()  # input a crashed owner took in but never ran
             try:
+                if self.on_loop is not None:
+                    self.on_loop(loop)
+                drain = MailboxDrain(loop, mailbox)  # before the wake: it tells claims apart
+                if loop.inbox.has_pending and loop.status == "idle":
+                    loop._driver.wake()  # input a crashed owner took in but never ran
                 await self._run(loop, drain)
             finally:
                 await loop.aclose()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from http import HTTPStatus
 
@@ -20,11 +21,15 @@ from dsh_agent._service._worker import SessionAgentFactory, Worker
 from dsh_agent.errors import DeliveryError
 from dsh_agent.web._bodies import DEFAULT_MAX_BODY
 from dsh_agent.web._problems import _RequestProblem, problem_response, status_of
+from dsh_agent.web._relay import LiveRelay
 from dsh_agent.web._routes import Api
 from dsh_session.errors import SessionError
 from dsh_session.stores import SessionStore
 
 logger = logging.getLogger(__name__)
+
+DEFAULT_KEEPALIVE = 15.0
+"""Seconds an idle stream waits before it sends a keep-alive comment."""
 
 REFUSALS = (_RequestProblem, DeliveryError, SessionError)
 """Answered where they are raised (Starlette re-raises what only ``Exception`` catches,
@@ -38,24 +43,32 @@ def create_app(
     token: str | None = None,
     max_body: int = DEFAULT_MAX_BODY,
     poll_interval: float = 0.1,
+    keepalive: float = DEFAULT_KEEPALIVE,
 ) -> Starlette:
     """The HTTP API and live streams of ``store``'s sessions, as an ASGI app to serve
     or mount. With ``agent_factory`` the app runs a :class:`~dsh_agent.Worker` while it
     is up (its lifespan); without, ``dsh worker`` processes elsewhere run the turns.
     With ``token``, every request needs ``Authorization: Bearer <token>``. The caller
-    owns ``store`` (opens and closes it)."""
+    owns ``store`` (opens and closes it).
+
+    The streams send each reply's text live, chunk by chunk, when this app's worker runs
+    the turn (turns run elsewhere arrive whole, at their commit), and an SSE comment
+    after ``keepalive`` seconds without anything to send (docs/web-stream.md)."""
     if max_body < 1:
         raise ValueError(f"max_body must be at least 1 byte, not {max_body!r}")
+    if not (math.isfinite(keepalive) and keepalive > 0):
+        raise ValueError(f"keepalive must be a positive number of seconds, not {keepalive!r}")
+    relay = LiveRelay()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if agent_factory is None:
             yield
             return
-        async with Worker(store, agent_factory):
+        async with Worker(store, agent_factory, on_loop=relay.watch):
             yield
 
-    api = Api(store, max_body, poll_interval)
+    api = Api(store, max_body, poll_interval, relay, keepalive)
     middleware = [] if token is None else [Middleware(BaseHTTPMiddleware, dispatch=_bearer(token))]
     return Starlette(
         routes=api.routes(),
@@ -99,4 +112,4 @@ async def _refusal(request: Request, error: Exception) -> Response:
     return problem_response(status, type(error).__name__, str(error))
 
 
-__all__ = ["create_app"]
+__all__ = ["DEFAULT_KEEPALIVE", "create_app"]

@@ -24,8 +24,10 @@ from dsh_agent.web._bodies import (
     read_object,
     user_message,
 )
+from dsh_agent.web._forms import FORMS, FormName, wire_form
 from dsh_agent.web._problems import _RequestProblem
-from dsh_agent.web._stream import ag_ui_session_stream
+from dsh_agent.web._relay import LiveRelay
+from dsh_agent.web._stream import session_stream
 from dsh_session._header import SessionId, validate_session_id
 from dsh_session._mailbox._records import DeliveryReceipt
 from dsh_session._session import Session
@@ -51,6 +53,8 @@ class Api:
     store: SessionStore
     max_body: int
     poll_interval: float
+    relay: LiveRelay
+    keepalive: float
 
     def routes(self) -> list[Route]:
         s = "/api/sessions/{session_id}"
@@ -196,19 +200,27 @@ class Api:
     # --- the stream -------------------------------------------------------------------
 
     async def events(self, request: Request) -> Response:
-        """The session's AG-UI stream (SSE), from after ``Last-Event-ID`` when given."""
+        """The session's stream (SSE) in the form ``?form=`` names (``ag-ui``, the
+        default, or ``vercel-ai``), from after ``Last-Event-ID`` when given."""
         sid = self._sid(request)
+        form = request.query_params.get("form", FORMS[0])
+        if form not in FORMS:
+            raise _RequestProblem(400, f"form must be one of {', '.join(FORMS)}, not {form!r}")
         await self.store.read(sid)  # an unknown session is a 404, before the stream
         last = request.headers.get("last-event-id")
         if last is not None and not last.isdigit():
             raise _RequestProblem(400, f"Last-Event-ID must be a log seq, not {last!r}")
-        stream = ag_ui_session_stream(
+        wire = wire_form(_form_name(form), sid)
+        stream = session_stream(
             self.store,
+            self.relay,
             sid,
+            wire,
             after=None if last is None else int(last),
             poll_interval=self.poll_interval,
+            keepalive=self.keepalive,
         )
-        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no", **wire.headers}
         return StreamingResponse(stream, media_type=SSE_MEDIA_TYPE, headers=headers)
 
     # --- helpers ----------------------------------------------------------------------
@@ -218,6 +230,10 @@ class Api:
 
     def _agent(self, request: Request) -> RemoteAgent:
         return connect(self.store, self._sid(request))
+
+
+def _form_name(form: str) -> FormName:
+    return "vercel-ai" if form == "vercel-ai" else "ag-ui"
 
 
 def _receipt(receipt: DeliveryReceipt) -> Response:
