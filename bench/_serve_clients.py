@@ -20,6 +20,7 @@ import json
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,7 +139,7 @@ async def dsh_conversation(
     return conversation
 
 
-async def _racing(waiting: Awaitable[None], reading: asyncio.Task[None]) -> None:
+async def _racing(waiting: Awaitable[object], reading: asyncio.Task[None]) -> None:
     """Wait for ``waiting``; a stream that ends or fails first is an error."""
     wait = asyncio.ensure_future(waiting)
     done, _ = await asyncio.wait({wait, reading}, return_when=asyncio.FIRST_COMPLETED)
@@ -179,6 +180,36 @@ async def peer_conversation(
                     break
         history += [user, {"id": reply.message_id, "role": "assistant", "content": reply.text}]
     return conversation
+
+
+@asynccontextmanager
+async def idle_streams(url: str, conversations: list[Conversation]) -> AsyncIterator[None]:
+    """Every dsh session's event stream open and read (its log replayed) for the body's
+    duration, with no turn running: a chat tab left open on each session."""
+    limits = httpx.Limits(max_connections=None)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=120.0) as client:
+        replayed = [asyncio.Event() for _ in conversations]
+
+        async def hold(conversation: Conversation, done: asyncio.Event) -> None:
+            path = f"/api/sessions/{conversation.session_id}/events"
+            async with client.stream("GET", path, headers=SSE_HEADERS) as stream:
+                _expect(stream, 200)
+                finished = 0
+                async for _, event in _sse_events(stream):
+                    finished += event["type"] == "RUN_FINISHED"
+                    if finished == len(conversation.replies):
+                        done.set()
+
+        pairs = zip(conversations, replayed, strict=True)
+        holding = [asyncio.create_task(hold(c, done)) for c, done in pairs]
+        try:
+            for done, task in zip(replayed, holding, strict=True):
+                await _racing(done.wait(), task)
+            yield
+        finally:
+            for task in holding:
+                task.cancel()
+            await asyncio.gather(*holding, return_exceptions=True)
 
 
 ConversationRun = Callable[[httpx.AsyncClient, int, Script, int], Awaitable[Conversation]]

@@ -8,6 +8,8 @@ conversations of ``turns`` turns at once, and reads:
   (``step_delays``: when the whole reply was there); per reply, the wait from posting
   the prompt to the first delta (``first_waits``, which includes any queueing);
 - the server's CPU time over the load divided by the turns (``cpu_per_turn``);
+- dsh only: its CPU time per second per open stream of an idle session, every
+  session's stream open and its log replayed (``idle_stream_cpu``);
 - its resident memory once the sessions are idle (``SETTLE`` seconds after the load,
   past the in-process worker's release of idle sessions) minus before the load,
   divided by the sessions (``rss_per_session``).
@@ -31,6 +33,7 @@ from _serve_clients import (
     ConversationRun,
     arrivals,
     dsh_conversation,
+    idle_streams,
     load,
     peer_conversation,
 )
@@ -40,6 +43,8 @@ from _serve_servers import DSH, PEER, Server, serving
 SETTLE = 3.0
 """Seconds to wait before reading resident memory (the worker releases sessions idle
 for 2 s)."""
+IDLE_WINDOW = 5.0
+"""Seconds over which the CPU time of the idle sessions' open streams is read."""
 CLIENTS: dict[str, ConversationRun] = {DSH: dsh_conversation, PEER: peer_conversation}
 
 
@@ -61,6 +66,9 @@ class Measurement:
     wall: float
     client_cpu: float
     """CPU seconds the client process spent over the load (it shares the machine)."""
+    idle_stream_cpu: float
+    """dsh only: server CPU seconds per second per open stream of an idle session (the
+    peer keeps no stream between runs: 0)."""
     conversations: list[Conversation]
     histories: dict[str, list[tuple[str, str, str]]]
     """dsh only: each session's stored ``(role, id, text)`` after the load."""
@@ -116,6 +124,7 @@ async def _measure(
     client_cpu = time.process_time() - client_before
     await asyncio.sleep(SETTLE)
     rss = server.rss_bytes() - rss_before
+    idle_cpu = await _idle_stream_cpu(server, conversations) if server.kind == DSH else 0.0
     histories = await _histories(server, conversations) if server.kind == DSH else {}
     check(conversations, histories, script, turns, dsh=server.kind == DSH)
     emits = read_emits(str(server.emits))
@@ -138,9 +147,18 @@ async def _measure(
         rss / sessions,
         wall,
         client_cpu,
+        idle_cpu,
         conversations,
         histories,
     )
+
+
+async def _idle_stream_cpu(server: Server, conversations: list[Conversation]) -> float:
+    async with idle_streams(server.url, conversations):
+        before = server.cpu_seconds()
+        await asyncio.sleep(IDLE_WINDOW)
+        spent = server.cpu_seconds() - before
+    return spent / IDLE_WINDOW / len(conversations)
 
 
 async def _histories(

@@ -14,6 +14,9 @@ every ``pace`` seconds, identical for both servers (``_serve_script``). Figures
 - per-step delivery: the same for each reply's last delta (the whole reply there);
 - wait from posting a prompt to its first delta (queueing for a turn included);
 - server CPU time per turn (session creation included for dsh; the peer has none);
+- server CPU per second per open stream of an idle session (a chat tab left open;
+  dsh's streams follow the log by polling the store, the peer has no stream between
+  runs);
 - resident memory per idle session: the server's RSS after the load, once idle,
   minus before, over the sessions.
 
@@ -72,6 +75,9 @@ def cases(runs: dict[str, Measurement], script: Script) -> list[Case]:
     result.append(_case("server CPU time per turn", "s", cpu, "over the whole load", "cpu"))
     rss = {kind: run.rss_per_session for kind, run in runs.items()}
     result.append(_case("resident memory per idle session", "bytes", rss, "RSS growth", "wall"))
+    idle = {kind: run.idle_stream_cpu for kind, run in runs.items()}
+    notes = "every session's stream open, no turn running; the peer keeps no stream"
+    result.append(_case("server CPU per idle open stream, per second", "s", idle, notes, "cpu"))
     walls = {kind: run.wall for kind, run in runs.items()}
     clients = "; ".join(f"{kind} {run.client_cpu:.1f} s" for kind, run in runs.items())
     notes = f"one run; the client's own CPU time: {clients}"

@@ -37,9 +37,9 @@ def assert_whole(result: Measurement, sessions: int) -> None:
         ]
     ids = [mid for h in result.histories.values() for _, mid, _ in h]
     assert len(ids) == len(set(ids)) == sessions * TURNS * 2
-    replies = sessions * TURNS
-    assert (len(result.step_delays), len(result.first_waits)) == (replies, replies)
-    assert len(result.delta_delays) == replies * SCRIPT.deltas
+    turns = sessions * TURNS
+    assert (len(result.step_delays), len(result.first_waits)) == (turns, turns)
+    assert len(result.delta_delays) == turns * SCRIPT.deltas
 
 
 def test_five_sessions_each_get_every_reply_whole_with_dshs_ids() -> None:
