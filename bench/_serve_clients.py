@@ -28,6 +28,10 @@ import httpx
 from _serve_script import Script, prompt_of
 
 SSE_HEADERS = {"Accept": "text/event-stream"}
+FRESH_CONNECTIONS = httpx.Limits(max_connections=None, max_keepalive_connections=0)
+"""Every request on a new connection: a kept-alive one that Uvicorn closes after 5 s
+idle may be picked for the next request just as it closes ("Server disconnected
+without sending a response"): two of the first 200-session runs failed so."""
 
 
 @dataclass(slots=True)
@@ -186,7 +190,7 @@ async def peer_conversation(
 async def idle_streams(url: str, conversations: list[Conversation]) -> AsyncIterator[None]:
     """Every dsh session's event stream open and read (its log replayed) for the body's
     duration, with no turn running: a chat tab left open on each session."""
-    limits = httpx.Limits(max_connections=None)
+    limits = FRESH_CONNECTIONS
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=120.0) as client:
         replayed = [asyncio.Event() for _ in conversations]
 
@@ -215,7 +219,7 @@ async def idle_streams(url: str, conversations: list[Conversation]) -> AsyncIter
 ConversationRun = Callable[[httpx.AsyncClient, int, Script, int], Awaitable[Conversation]]
 
 
-async def load(
+async def talk(
     url: str,
     run: ConversationRun,
     script: Script,
@@ -230,7 +234,7 @@ async def load(
     lockstep."""
     rng = random.Random(29)
     pauses = [rng.uniform(0, stagger) for _ in range(sessions)]
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=4 * sessions)
+    limits = FRESH_CONNECTIONS
     timeout = httpx.Timeout(120.0)
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=timeout) as client:
 

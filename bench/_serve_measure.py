@@ -10,8 +10,8 @@ conversations of ``turns`` turns at once, and reads:
 - the server's CPU time over the load divided by the turns (``cpu_per_turn``);
 - dsh only: its CPU time per second per open stream of an idle session, every
   session's stream open and its log replayed (``idle_stream_cpu``);
-- its resident memory once the sessions are idle (``SETTLE`` seconds after the load,
-  past the in-process worker's release of idle sessions) minus before the load,
+- its resident memory once the sessions are idle (``Load.settle`` seconds after the
+  load, past the in-process worker's release of idle sessions) minus before the load,
   divided by the sessions (``rss_per_session``).
 
 Every run is checked before it counts: each reply is its script's whole text, once;
@@ -34,18 +34,33 @@ from _serve_clients import (
     arrivals,
     dsh_conversation,
     idle_streams,
-    load,
     peer_conversation,
+    talk,
 )
 from _serve_script import Script, read_emits
 from _serve_servers import DSH, PEER, Server, serving
 
-SETTLE = 3.0
-"""Seconds to wait before reading resident memory (the worker releases sessions idle
-for 2 s)."""
-IDLE_WINDOW = 5.0
-"""Seconds over which the CPU time of the idle sessions' open streams is read."""
 CLIENTS: dict[str, ConversationRun] = {DSH: dsh_conversation, PEER: peer_conversation}
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """What one run asks of a server."""
+
+    sessions: int
+    turns: int
+    stagger: float = 1.0
+    """Each session starts after a seeded pause under this many seconds."""
+    settle: float = 3.0
+    """Seconds to wait before reading resident memory (past the in-process worker's
+    release of sessions idle for 2 s)."""
+    idle_window: float = 5.0
+    """Seconds over which the CPU time of the idle sessions' open streams is read."""
+
+    def time_bound(self, script: Script) -> float:
+        """Seconds the load may take before it counts as stuck: generous on a loaded
+        2-core machine, yet finite."""
+        return 120 + self.sessions * self.turns * script.deltas * script.pace / 4
 
 
 class LoadCheckError(AssertionError):
@@ -79,52 +94,36 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def time_bound(script: Script, sessions: int, turns: int) -> float:
-    """Seconds the load may take before it counts as stuck: generous on a loaded
-    2-core machine, yet finite."""
-    return 120 + sessions * turns * script.deltas * script.pace / 4
-
-
-def measure(
-    kind: str,
-    script: Script,
-    *,
-    sessions: int,
-    turns: int,
-    stagger: float = 1.0,
-    timeout: float | None = None,
-) -> Measurement:
-    """One load run of ``sessions`` x ``turns`` against server ``kind``."""
-    bound = time_bound(script, sessions, turns) if timeout is None else timeout
+def measure(kind: str, script: Script, load: Load) -> Measurement:
+    """One run of ``load`` against server ``kind``."""
     with (
         tempfile.TemporaryDirectory(prefix="dsh-serve-load-") as folder,
         serving(kind, script, Path(folder)) as server,
     ):
-        return asyncio.run(_measure(server, script, sessions, turns, stagger, bound))
+        return asyncio.run(_measure(server, script, load))
 
 
-async def _measure(
-    server: Server, script: Script, sessions: int, turns: int, stagger: float, bound: float
-) -> Measurement:
-    run = CLIENTS[server.kind]
-    await load(server.url, run, script, sessions=1, turns=1, stagger=0, first=0)  # warm-up
-    await asyncio.sleep(SETTLE)
+async def _measure(server: Server, script: Script, load: Load) -> Measurement:
+    run, sessions, turns = CLIENTS[server.kind], load.sessions, load.turns
+    await talk(server.url, run, script, sessions=1, turns=1, stagger=0, first=0)  # warm-up
+    await asyncio.sleep(load.settle)
     rss_before, cpu_before = server.rss_bytes(), server.cpu_seconds()
     started, client_before = time.perf_counter(), time.process_time()
+    bound = load.time_bound(script)
+    talking = talk(server.url, run, script, sessions=sessions, turns=turns, stagger=load.stagger)
     try:
-        conversations = await asyncio.wait_for(
-            load(server.url, run, script, sessions=sessions, turns=turns, stagger=stagger),
-            bound,
-        )
+        conversations = await asyncio.wait_for(talking, bound)
     except TimeoutError:
         raise TimeoutError(
             f"{sessions} sessions x {turns} turns against {server.kind} took over {bound:.0f} s"
         ) from None
     cpu, wall = server.cpu_seconds() - cpu_before, time.perf_counter() - started
     client_cpu = time.process_time() - client_before
-    await asyncio.sleep(SETTLE)
+    await asyncio.sleep(load.settle)
     rss = server.rss_bytes() - rss_before
-    idle_cpu = await _idle_stream_cpu(server, conversations) if server.kind == DSH else 0.0
+    idle_cpu = 0.0
+    if server.kind == DSH:
+        idle_cpu = await _idle_stream_cpu(server, conversations, load.idle_window)
     histories = await _histories(server, conversations) if server.kind == DSH else {}
     check(conversations, histories, script, turns, dsh=server.kind == DSH)
     emits = read_emits(str(server.emits))
@@ -153,12 +152,14 @@ async def _measure(
     )
 
 
-async def _idle_stream_cpu(server: Server, conversations: list[Conversation]) -> float:
+async def _idle_stream_cpu(
+    server: Server, conversations: list[Conversation], window: float
+) -> float:
     async with idle_streams(server.url, conversations):
         before = server.cpu_seconds()
-        await asyncio.sleep(IDLE_WINDOW)
+        await asyncio.sleep(window)
         spent = server.cpu_seconds() - before
-    return spent / IDLE_WINDOW / len(conversations)
+    return spent / window / len(conversations)
 
 
 async def _histories(

@@ -34,7 +34,7 @@ import os
 
 import pydantic_ai  # noqa: F401  # the peer's server process needs it: fail early without
 from _harness import Case, Options
-from _serve_measure import Measurement, measure, percentile
+from _serve_measure import Load, Measurement, measure, percentile
 from _serve_script import Script
 from _serve_servers import DSH, PEER
 
@@ -88,9 +88,9 @@ def cases(runs: dict[str, Measurement], script: Script) -> list[Case]:
 def run(options: Options) -> list[Case]:
     """Both servers under ``DSH_BENCH_SERVE_SESSIONS`` sessions (20 by default)."""
     sessions = int(os.environ.get(SESSIONS_ENV) or DEFAULT_SESSIONS)
-    turns = 1 if options.quick else 2
     script = Script()
-    runs = {kind: measure(kind, script, sessions=sessions, turns=turns) for kind in (DSH, PEER)}
+    load = Load(sessions, 1 if options.quick else 2)
+    runs = {kind: measure(kind, script, load) for kind in (DSH, PEER)}
     return cases(runs, script)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from _serve_clients import Conversation, Reply
-from _serve_measure import LoadCheckError, Measurement, check, measure
+from _serve_measure import Load, LoadCheckError, Measurement, check, measure
 from _serve_script import Script
 from _serve_servers import DSH
 
@@ -16,7 +16,7 @@ TURNS = 2
 
 
 def run_load(sessions: int) -> Measurement:
-    return measure(DSH, SCRIPT, sessions=sessions, turns=TURNS, stagger=0.2)
+    return measure(DSH, SCRIPT, Load(sessions, TURNS, stagger=0.2, settle=0.5, idle_window=0.5))
 
 
 def assert_whole(result: Measurement, sessions: int) -> None:
