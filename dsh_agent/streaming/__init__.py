@@ -1,5 +1,6 @@
 """Streaming for UIs and sync code: the typed updates of a run (``agent.stream``,
-``run_stream``), the AG-UI adapter, and ``run_sync`` / ``SyncAgent``."""
+``run_stream``), the AG-UI adapter, the Vercel AI SDK UI message stream encoder, and
+``run_sync`` / ``SyncAgent``."""
 
 from dsh_agent._live_updates import (
     AssistantStarted,
@@ -32,10 +33,16 @@ from dsh_agent.streaming._updates import (
     TurnStarted,
     UserMessageEntered,
 )
+from dsh_agent.streaming._vercel_ui import (
+    VERCEL_UI_STREAM_HEADERS,
+    VercelUiEncoder,
+    VercelUiPart,
+)
 
 __all__ = [
     "DEFAULT_MAX_PENDING",
     "SSE_MEDIA_TYPE",
+    "VERCEL_UI_STREAM_HEADERS",
     "AgUiEncoder",
     "AgUiEvent",
     "AgentFactory",
@@ -58,6 +65,8 @@ __all__ = [
     "TurnStarted",
     "UpdateStream",
     "UserMessageEntered",
+    "VercelUiEncoder",
+    "VercelUiPart",
     "ag_ui_events",
     "ag_ui_sse",
     "reasoning_message_id",

@@ -38,8 +38,9 @@ from dsh_session.events import (
 
 _FAILED = (ErrorFinish, AbortedFinish)
 
-FAILURES_KEPT = 256
-"""Failed attempts remembered per session (a stream reading the log looks them up)."""
+FAILURES_KEPT = 4096
+"""Failed attempts whose ids the relay remembers, app-wide (a stream reading a failed
+``finish`` chunk from the log looks its id up)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,57 +75,65 @@ Listener: TypeAlias = Callable[[LiveText], None]
 
 @dataclass(slots=True)
 class _Feed:
+    """A session's attempts in progress and its listeners; dropped when both are
+    empty, so an idle session costs the relay nothing."""
+
     attempts: dict[MessageId, _Attempt] = field(default_factory=dict)
-    failed: OrderedDict[int, MessageId] = field(default_factory=OrderedDict)
     listeners: list[Listener] = field(default_factory=list)
 
 
 class LiveRelay:
-    """Per session: the attempts in progress, the failed ones, and the listeners."""
+    """Per session: the attempts in progress and the listeners; per app: the ids of
+    the last :data:`FAILURES_KEPT` failed attempts."""
 
     def __init__(self) -> None:
         self._feeds: dict[SessionId, _Feed] = {}
+        self._failed: OrderedDict[tuple[SessionId, int], MessageId] = OrderedDict()
 
     def watch(self, loop: AgentLoop) -> None:
         """Relay ``loop``'s model text from now on (call it before its first turn
         starts). The observers go with the loop when it is dropped."""
-        feed = self._feeds.setdefault(loop.id, _Feed())
-        session = loop.session
+        sid, session = loop.id, loop.session
         streaming: list[_Attempt] = []  # the attempt being observed, if any
 
         def on_live(update: LiveUpdate) -> None:
             if isinstance(update, AssistantStarted):
                 attempt = _Attempt(update.message_id, floor=session.seq)
                 streaming[:] = [attempt]
-                feed.attempts[attempt.message_id] = attempt
+                self._feed(sid).attempts[attempt.message_id] = attempt
 
         def on_event(event: SessionEvent) -> None:
             if isinstance(event, AssistantChunkEvent) and streaming:
-                self._chunk(feed, streaming[0], event)
+                if self._chunk(sid, streaming[0], event):
+                    streaming.clear()
             elif isinstance(event, AssistantMessageEvent):
-                feed.attempts.pop(event.data.message.id, None)
+                self._end(sid, event.data.message.id)
                 streaming.clear()
             elif isinstance(event, TurnEndEvent):
-                feed.attempts.clear()  # whatever did not commit will not now
+                self._end(sid, None)  # whatever did not commit will not now
                 streaming.clear()
 
         loop.subscribe(on_live)
         session.subscribe(on_event)
 
-    def _chunk(self, feed: _Feed, attempt: _Attempt, event: AssistantChunkEvent) -> None:
+    def _chunk(self, sid: SessionId, attempt: _Attempt, event: AssistantChunkEvent) -> bool:
+        """Relay a delta; True when the chunk ended the attempt with a failure."""
         chunk = event.data.chunk
         if isinstance(chunk, TextDeltaChunk | ReasoningDeltaChunk):
             reasoning = isinstance(chunk, ReasoningDeltaChunk)
             (attempt.reasoning if reasoning else attempt.text).append(chunk.text)
             attempt.seq = event.seq
             live = LiveText(attempt.message_id, chunk.text, reasoning, attempt.floor, event.seq)
-            for listener in tuple(feed.listeners):
+            feed = self._feeds.get(sid)
+            for listener in () if feed is None else tuple(feed.listeners):
                 listener(live)
         elif isinstance(chunk, FinishChunk) and isinstance(chunk.reason, _FAILED):
-            feed.attempts.pop(attempt.message_id, None)
-            feed.failed[event.seq] = attempt.message_id
-            while len(feed.failed) > FAILURES_KEPT:
-                feed.failed.popitem(last=False)
+            self._failed[(sid, event.seq)] = attempt.message_id
+            while len(self._failed) > FAILURES_KEPT:
+                self._failed.popitem(last=False)
+            self._end(sid, attempt.message_id)
+            return True
+        return False
 
     def listen(
         self, session_id: SessionId, listener: Listener
@@ -132,21 +141,47 @@ class LiveRelay:
         """Call ``listener`` with every delta of ``session_id`` from now on; return the
         text of the attempts in progress (each attempt's text so far, sent before any
         later delta) and the function that stops listening."""
-        feed = self._feeds.setdefault(session_id, _Feed())
+        feed = self._feed(session_id)
         feed.listeners.append(listener)
         so_far = [text for attempt in feed.attempts.values() for text in attempt.so_far()]
 
         def stop() -> None:
             if listener in feed.listeners:
                 feed.listeners.remove(listener)
+                self._tidy(session_id)
 
         return so_far, stop
 
     def failed_message(self, session_id: SessionId, seq: int) -> MessageId | None:
         """The id of the attempt whose failed ``finish`` chunk is at ``seq``, if this
-        relay saw it."""
-        feed = self._feeds.get(session_id)
-        return None if feed is None else feed.failed.get(seq)
+        relay saw it (and it is among the last :data:`FAILURES_KEPT`)."""
+        return self._failed.get((session_id, seq))
+
+    @property
+    def sessions(self) -> int:
+        """Sessions with a listener or an attempt in progress."""
+        return len(self._feeds)
+
+    def _feed(self, sid: SessionId) -> _Feed:
+        feed = self._feeds.get(sid)
+        if feed is None:
+            feed = self._feeds[sid] = _Feed()
+        return feed
+
+    def _end(self, sid: SessionId, message_id: MessageId | None) -> None:
+        """Attempt ``message_id`` (``None``: every attempt) is over."""
+        feed = self._feeds.get(sid)
+        if feed is not None:
+            if message_id is None:
+                feed.attempts.clear()
+            else:
+                feed.attempts.pop(message_id, None)
+            self._tidy(sid)
+
+    def _tidy(self, sid: SessionId) -> None:
+        feed = self._feeds.get(sid)
+        if feed is not None and not feed.attempts and not feed.listeners:
+            del self._feeds[sid]
 
 
 __all__ = ["FAILURES_KEPT", "Listener", "LiveRelay", "LiveText"]

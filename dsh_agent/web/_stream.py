@@ -49,6 +49,10 @@ from dsh_session._header import SessionId
 from dsh_session.events import AssistantChunkEvent, LogEvent
 from dsh_session.stores import SessionStore
 
+MAX_BACKLOG = 1000
+"""Log events read ahead of a connection's writes at most (a stalled client must not
+make the server read a whole log into memory)."""
+
 KEEPALIVE = ": keep-alive\n\n"
 """The SSE comment written while a stream is idle (clients ignore comments)."""
 
@@ -78,8 +82,16 @@ class _Inbox:
     def __init__(self) -> None:
         self._items: deque[_Item] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        self._backlog = 0
+        """Log events queued: the follow task waits while there are too many."""
+        self.room = asyncio.Event()
+        self.room.set()
 
     def put(self, item: _Item) -> None:
+        if not isinstance(item, LiveText):
+            self._backlog += 1
+            if self._backlog >= MAX_BACKLOG:
+                self.room.clear()
         last = self._items[-1] if self._items else None
         if isinstance(item, LiveText) and isinstance(last, LiveText) and _same_part(last, item):
             self._items[-1] = replace(last, text=last.text + item.text, seq=item.seq)
@@ -97,7 +109,12 @@ class _Inbox:
                 await asyncio.wait_for(self._waiter, timeout)
             if not self._items:
                 return None
-        return self._items.popleft()
+        item = self._items.popleft()
+        if not isinstance(item, LiveText):
+            self._backlog -= 1
+            if self._backlog < MAX_BACKLOG:
+                self.room.set()
+        return item
 
 
 def _same_part(first: LiveText, then: LiveText) -> bool:
@@ -227,8 +244,9 @@ async def _follow(
     try:
         async for event in store.follow(session_id, poll_interval=poll_interval):
             inbox.put(event)
+            await inbox.room.wait()  # a client that reads slowly slows the reading
     except Exception as error:
         inbox.put(_Stopped(error))
 
 
-__all__ = ["KEEPALIVE", "session_stream", "sse_group"]
+__all__ = ["KEEPALIVE", "MAX_BACKLOG", "session_stream", "sse_group"]

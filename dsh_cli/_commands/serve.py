@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 
 from dsh_cli._commands.worker import load_factory
@@ -43,6 +44,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run no turns here: 'dsh worker' processes serve the mailbox",
     )
     parser.add_argument(
+        "--keepalive",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="send an SSE comment on a stream idle this long (default 15)",
+    )
+    parser.add_argument(
         "--max-body",
         type=int,
         default=1 << 20,
@@ -54,6 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.agent is None and not args.no_worker:
         raise SystemExit("dsh serve: give --agent module:factory, or --no-worker")
+    if not (math.isfinite(args.keepalive) and args.keepalive > 0):
+        raise SystemExit(
+            f"dsh serve: --keepalive must be a positive number of seconds, not {args.keepalive}"
+        )
     factory = None if args.no_worker else load_factory(args.agent, "dsh serve")
     try:
         from dsh_agent import web
@@ -62,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
 
     async def serve() -> None:
         async with open_store(args.store) as store:
-            app = web.create_app(store, factory, token=args.token, max_body=args.max_body)
+            app = web.create_app(
+                store, factory, token=args.token, max_body=args.max_body, keepalive=args.keepalive
+            )
             await web.run_server(app, host=args.host, port=args.port, ready=announce)
 
     def announce(url: str) -> None:

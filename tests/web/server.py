@@ -30,10 +30,11 @@ def free_port() -> int:
 @contextmanager
 def dsh_serve(store_url: str, agent: str | None, *extra: str) -> Iterator[str]:
     """The base URL of a ``dsh serve`` process serving ``store_url`` with the test
-    agent ``agent`` (``tests.service.agents``; ``None``: ``--no-worker``), stopped at
-    the end."""
+    agent ``agent`` (a ``tests.service.agents`` name, or ``module:factory``; ``None``:
+    ``--no-worker``), stopped at the end."""
     port = free_port()
-    running = ["--no-worker"] if agent is None else ["--agent", f"tests.service.agents:{agent}"]
+    factory = agent if agent is None or ":" in agent else f"tests.service.agents:{agent}"
+    running = ["--no-worker"] if factory is None else ["--agent", factory]
     process = subprocess.Popen(
         [
             sys.executable,
