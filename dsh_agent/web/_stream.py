@@ -36,6 +36,7 @@ from dsh_agent.streaming._updates import (
     AssistantCommitted,
     AssistantFailed,
     ReasoningDelta,
+    RetryScheduled,
     TextDelta,
     TurnEnded,
 )
@@ -46,7 +47,7 @@ from dsh_llm._ids import MessageId
 from dsh_llm._stream import AbortedFinish, ErrorFinish, FinishChunk
 from dsh_llm.failure_codes import ABORTED
 from dsh_session._header import SessionId
-from dsh_session.events import AssistantChunkEvent, LogEvent
+from dsh_session.events import AssistantChunkEvent, LlmRetryEvent, LogEvent
 from dsh_session.stores import SessionStore
 
 MAX_BACKLOG = 1000
@@ -170,6 +171,19 @@ class _Overlay:
         if isinstance(event, AssistantChunkEvent):
             failed = self._failed(event)
             return [] if failed is None else [failed]
+        if isinstance(event, LlmRetryEvent):  # not a remote reader's update: the UI's
+            retry = event.data
+            return [
+                RetryScheduled(
+                    retry.turn,
+                    retry.step,
+                    retry.retry,
+                    retry.max_retries,
+                    retry.delay_ms,
+                    retry.failure,
+                    event.seq,
+                )
+            ]
         update = self._translator.translate(event)
         if update is None:
             return []

@@ -79,3 +79,12 @@ def fails_then_answers(session: Session, store: SessionStore) -> AgentLoop:
     policy = RetryPolicy(max_retries=2, initial_delay_ms=50, max_delay_ms=50, jitter_ratio=0)
     adapter = FunctionAdapter(_FailOnce(), delay=DELAY)
     return _loop(session, store, adapter, retry=policy)
+
+
+REASONING = "first I think about it and then I answer"
+
+
+def reasons(session: Session, store: SessionStore) -> AgentLoop:
+    """Streams :data:`REASONING`, then :data:`REPLY`, word by word."""
+    adapter = FunctionAdapter(lambda request: reply(text=REPLY, reasoning=REASONING), delay=DELAY)
+    return _loop(session, store, adapter)

@@ -160,7 +160,9 @@ async def test_a_failed_attempt_is_dropped_before_its_retry_streams(tmp_path: Pa
     end = {"type": "TEXT_MESSAGE_END", "messageId": failed_id}
     ends = [i for i, d in enumerate(data) if d == end]
     first_retry = next(i for i, d in enumerate(data) if d.get("messageId") == retried_id)
-    assert ends[0] < failed[0] < first_retry  # closed, dropped, then the retry
+    retry = next(i for i, d in enumerate(data) if d.get("name") == "dsh.retry")
+    assert ends[0] < failed[0] < retry < first_retry  # closed, dropped, retried
+    assert data[retry]["value"]["code"] == "SERVER"
     assert ag_ui_texts(events)[retried_id] == text
 
 
@@ -233,3 +235,46 @@ async def test_without_a_worker_here_a_reply_arrives_whole(tmp_path: Path) -> No
     [message_id] = assistant_starts(events)
     assert live_before_commit(events, message_id) == []
     assert ag_ui_texts(events)[message_id] == live_agents.REPLY
+
+
+def reasoning_texts(events: list[Sse]) -> dict[str, str]:
+    texts: dict[str, str] = {}
+    for data in (e.data for e in events if e.comment is None):
+        if data["type"] == "REASONING_MESSAGE_START":
+            texts[data["messageId"]] = ""
+        elif data["type"] == "REASONING_MESSAGE_CONTENT":
+            texts[data["messageId"]] += data["delta"]
+    return texts
+
+
+async def test_reasoning_streams_live_then_the_text(tmp_path: Path) -> None:
+    async with running_app(tmp_path, live_agents.reasons) as (app, client, _):
+        sid = await new_session(client)
+        async with asgi_stream(app, f"/api/sessions/{sid}/events") as first:
+            await send(client, sid, "u-1", "hi")
+            await first.until(lambda events: live_deltas(events) >= 3)  # mid-reasoning
+            async with asgi_stream(app, f"/api/sessions/{sid}/events") as second:
+                late = await second.until(finished())
+            early = await first.until(finished())
+        [(message_id, text)] = (await committed(client, sid)).items()
+    for events in (early, late):
+        assert reasoning_texts(events) == {f"{message_id}.reasoning": live_agents.REASONING}
+        assert ag_ui_texts(events)[message_id] == text == live_agents.REPLY
+    live_reasoning = [e for e in early if e.live and e.data["type"] == "REASONING_MESSAGE_CONTENT"]
+    assert len(live_reasoning) == len(live_agents.REASONING.split())
+
+
+async def test_a_cancel_mid_reply_keeps_the_streamed_prefix_under_its_id(tmp_path: Path) -> None:
+    async with running_app(tmp_path, live_agents.streaming) as (app, client, _):
+        sid = await new_session(client)
+        async with asgi_stream(app, f"/api/sessions/{sid}/events") as stream:
+            await send(client, sid, "u-1", "hi")
+            await stream.until(lambda events: live_deltas(events) >= 3)
+            canceled = await client.post(f"/api/sessions/{sid}/cancel", json={})
+            assert canceled.status_code == 202, canceled.text
+            events = await stream.until(finished())
+        [(message_id, text)] = (await committed(client, sid)).items()
+    assert live_agents.REPLY.startswith(text) and len(text.split()) < 12  # cut short
+    assert ag_ui_texts(events)[message_id] == text
+    assert [e["messageId"] for e in of_type(events, "TEXT_MESSAGE_END")] == ["u-1", message_id]
+    assert not [e for e in of_type(events, "CUSTOM") if e["name"] == "dsh.message-failed"]

@@ -180,3 +180,21 @@ def test_the_encoder_restarts_a_part_the_commit_contradicts() -> None:
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "stop"},
     ]
+
+
+async def test_reasoning_then_text_in_the_vercel_form(tmp_path: Path) -> None:
+    async with running_app(tmp_path, live_agents.reasons) as (app, client, _):
+        sid = await new_session(client)
+        path = f"/api/sessions/{sid}/events?form=vercel-ai"
+        async with asgi_stream(app, path) as stream:
+            await send(client, sid, "u-1", "hi")
+            events = [e for e in await stream.until(turn_ended) if e.comment is None]
+        [(answer_id, text)] = (await committed(client, sid)).items()
+    parts = [e.data for e in events]
+    check_parts(parts)
+    reasoning = "".join(p["delta"] for p in parts if p["type"] == "reasoning-delta")
+    assert reasoning == live_agents.REASONING
+    assert {p["id"] for p in parts if p["type"].startswith("reasoning-")} == {answer_id}
+    kinds = [p["type"] for p in parts if p["type"].startswith(("reasoning-", "text-"))]
+    assert kinds.index("reasoning-end") < kinds.index("text-start")
+    assert texts(events) == {answer_id: text}
