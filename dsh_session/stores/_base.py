@@ -46,7 +46,7 @@ from dsh_session.stores._attachments import (
     require_stored,
     verify_stored,
 )
-from dsh_session.stores._follow import check_from_seq, poll_events
+from dsh_session.stores._follow import LocalCommits, check_from_seq, poll_events
 from dsh_session.stores._recovery import LoadReport, StoredLog, TornTail, restore_session
 
 logger = logging.getLogger(__name__)
@@ -126,6 +126,8 @@ class SessionStore(ABC):
         self._loading: set[SessionId] = set()
         self._io_lock = asyncio.Lock()
         self._closed = False
+        self._local_commits = LocalCommits()
+        """Wakes this object's followers of a session after each flush to it."""
         self.attachment_limits = AttachmentLimits()
         """What :meth:`save_attachment` accepts; assign new limits to change them."""
         self._stored_blobs: set[str] = set()
@@ -260,10 +262,14 @@ class SessionStore(ABC):
         tracked = self._tracked_for(session)
         self.stats.flushes += 1
         target = session.seq
+        wrote = False
         while tracked.durable < target or not tracked.stored:
             await self._call(
                 lambda: self._write_pending(tracked), batch_size=session.seq - tracked.durable
             )
+            wrote = True
+        if wrote:
+            self._local_commits.committed(session.id)
 
     def _write_pending(self, tracked: _Tracked) -> None:
         session = tracked.session
@@ -422,7 +428,8 @@ class SessionStore(ABC):
         commits them: first those stored already, then each new one, until the caller
         stops iterating or the store is closed. Raises :class:`SessionNotFoundError`
         when the session is not stored. This backend polls every ``poll_interval``
-        seconds; PostgreSQL is woken by ``NOTIFY`` instead."""
+        seconds for what other processes write, and wakes at once when a flush through
+        this store object commits to the session; PostgreSQL is woken by ``NOTIFY``."""
         check_from_seq(from_seq)
         return poll_events(self, validate_session_id(session_id), from_seq, poll_interval)
 

@@ -3,13 +3,17 @@
 A follower reads the events from the next seq it has not delivered, delivers them in
 order, and sleeps; it checks each batch's seqs, so a gap is an error, never a silently
 skipped event. Only durable events are seen (a store reads what was committed), and
-the log only ever grows, so a delivered event is never taken back.
+the log only ever grows, so a delivered event is never taken back. A flush through the
+same store object wakes its followers at once (:class:`LocalCommits`): the poll is
+only for what other processes (or other store objects) write.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import weakref
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -20,11 +24,40 @@ from dsh_session.events import LogEvent, SessionEvent
 T = TypeVar("T")
 
 
+class LocalCommits:
+    """Wakes this store's followers of a session when this store commits to it.
+
+    A follower arms before each read and waits on what it armed, so a commit between
+    its read and its wait is never missed; an armed event lives only while a follower
+    holds it (so following many sessions leaves nothing behind)."""
+
+    __slots__ = ("_armed",)
+
+    def __init__(self) -> None:
+        self._armed: weakref.WeakValueDictionary[SessionId, asyncio.Event] = (
+            weakref.WeakValueDictionary()
+        )
+
+    def arm(self, session_id: SessionId) -> asyncio.Event:
+        """The event the next commit to ``session_id`` sets."""
+        event = self._armed.get(session_id)
+        if event is None:
+            event = self._armed[session_id] = asyncio.Event()
+        return event
+
+    def committed(self, session_id: SessionId) -> None:
+        """Events of ``session_id`` were just made durable: wake its followers."""
+        event = self._armed.pop(session_id, None)
+        if event is not None:
+            event.set()
+
+
 class FollowedStore(Protocol):
     """What a follower uses of a store: its internals, which every ``SessionStore`` has
     (named here so that this module does not import the store it serves)."""
 
     _closed: bool
+    _local_commits: LocalCommits
 
     def _check_open(self) -> None: ...
 
@@ -57,11 +90,13 @@ def in_order(
 async def poll_events(
     store: FollowedStore, session_id: SessionId, from_seq: int, interval: float
 ) -> AsyncGenerator[LogEvent, None]:
-    """Follow ``session_id`` in ``store`` by reading its new events every ``interval``
-    (``from_seq`` is checked by the caller)."""
+    """Follow ``session_id`` in ``store`` by reading its new events every ``interval``,
+    and at once after each flush through ``store`` (``from_seq`` is checked by the
+    caller)."""
     store._check_open()
     next_seq = from_seq
     while not store._closed:
+        woken = store._local_commits.arm(session_id)  # before the read: no commit missed
         read = functools.partial(
             store._reading, f"session {session_id!r}", store._read_events, session_id, next_seq
         )
@@ -71,11 +106,13 @@ async def poll_events(
             yield event
             next_seq += 1
         if not events:
-            await asyncio.sleep(interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(woken.wait(), interval)
 
 
 __all__ = [
     "FollowedStore",
+    "LocalCommits",
     "check_from_seq",
     "in_order",
     "poll_events",

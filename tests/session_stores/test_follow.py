@@ -70,3 +70,22 @@ async def test_closing_the_store_ends_its_followers(open_store: StoreFactory) ->
     await asyncio.sleep(0.1)
     await store.close()
     assert await asyncio.wait_for(waiting, timeout=30) == []
+
+
+async def test_a_flush_through_the_same_store_wakes_its_followers_at_once(
+    open_store: StoreFactory,
+) -> None:
+    store = open_store()
+    session = await store_completed_turn(store)
+    loaded = await store.load(session.id)
+    await store.flush(loaded)  # what the load appended (a resume marker) is stored
+    start = loaded.seq
+    follower = store.follow(session.id, from_seq=start, poll_interval=600)
+    waiting = asyncio.create_task(_take(follower, 1))
+    await asyncio.sleep(0.2)  # the follower has read nothing new and waits
+    complete_turn(loaded)
+    await store.flush(loaded)
+    # long before the next poll: the flush itself woke the follower
+    assert await asyncio.wait_for(waiting, timeout=30) == [loaded.events[start]]
+    await follower.aclose()
+    await store.close()
