@@ -19,6 +19,7 @@ from starlette.responses import Response
 from dsh_agent._service._worker import SessionAgentFactory, Worker
 from dsh_agent.errors import DeliveryError
 from dsh_agent.web._bodies import DEFAULT_MAX_BODY
+from dsh_agent.web._page import is_page_request, page_routes
 from dsh_agent.web._problems import _RequestProblem, problem_response, status_of
 from dsh_agent.web._routes import Api
 from dsh_session.errors import SessionError
@@ -58,7 +59,7 @@ def create_app(
     api = Api(store, max_body, poll_interval)
     middleware = [] if token is None else [Middleware(BaseHTTPMiddleware, dispatch=_bearer(token))]
     return Starlette(
-        routes=api.routes(),
+        routes=[*api.routes(), *page_routes()],
         middleware=middleware,
         exception_handlers={
             HTTPException: _http_error,
@@ -73,7 +74,7 @@ def _bearer(token: str) -> Callable[[Request, RequestResponseEndpoint], Awaitabl
 
     async def check(request: Request, call_next: RequestResponseEndpoint) -> Response:
         given = request.headers.get("authorization", "").encode()
-        if not hmac.compare_digest(given, expected):
+        if not is_page_request(request) and not hmac.compare_digest(given, expected):
             return problem_response(
                 401, "Unauthorized", "this server needs 'Authorization: Bearer <token>'"
             )
