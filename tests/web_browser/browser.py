@@ -150,15 +150,17 @@ class Chat:
         """The first true value of ``check(rows)``."""
         return self.until(lambda: check(self.rows()), what, timeout)
 
-    def settled(self, answers: int, timeout: float = 30) -> list[Row]:
-        """The rows once ``answers`` answers are shown whole and no turn runs."""
+    def settled(self, answers: int = 1, last: str | None = None, timeout: float = 30) -> list[Row]:
+        """The rows once ``answers`` answers (the last one ``last``, when given) are
+        shown whole and no turn runs."""
 
         def done(rows: list[Row]) -> list[Row]:
-            final = [r for r in rows if r.role == "assistant" and r.text and not r.live]
+            final = [r.text for r in rows if r.role == "assistant" and r.text and not r.live]
             quiet = not self.running() and not any(r.pending or r.live for r in rows)
-            return rows if len(final) >= answers and quiet else []
+            enough = len(final) >= answers and (last is None or final[-1] == last)
+            return rows if enough and quiet else []
 
-        return self.wait(done, f"{answers} answers", timeout)
+        return self.wait(done, f"{answers} answers, the last {last!r}", timeout)
 
 
 def answers(rows: list[Row]) -> list[str]:

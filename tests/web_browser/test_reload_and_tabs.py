@@ -1,0 +1,49 @@
+"""A reload in the middle of a turn, and a second tab, show the same messages with the
+same ids as the tab that sent them, and as the history API: no text twice."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Browser
+
+from .agents import FILLER
+from .browser import Chat, Row, Served, history, ids_and_texts
+
+
+def _text_once(rows: list[Row]) -> None:
+    ids = [r.id for r in rows]
+    assert len(ids) == len(set(ids)), ids
+    for row in rows:
+        assert row.text.count("You said") <= 1 and row.text.count(FILLER) <= 1, row
+
+
+def test_a_reload_mid_turn_and_a_second_tab_show_the_same_messages(
+    chat: Chat, browser: Browser, server: Served
+) -> None:
+    chat.open()
+    sid = chat.new_session()
+    second = browser.new_context()
+    try:
+        _reload_and_compare(chat, Chat(second.new_page(), server.base), sid)
+    finally:
+        second.close()
+
+
+def _reload_and_compare(chat: Chat, other: Chat, sid: str) -> None:
+    other.open(f"session={sid}")
+    chat.send("pause, then answer")
+    # mid-turn: the tool runs (0.8 s), then the reply streams (a word per 60 ms)
+    chat.wait(lambda rows: any(r.role == "tool" for r in rows) or None, "the tool to end", 15)
+    chat.page.reload()
+    chat.send("and this")  # a steer into the running turn, from the reloaded tab
+    final = f"You said: pause, then answer | and this. {FILLER}"
+    rows = chat.settled(last=final)
+    seen = other.settled(last=final)
+    _text_once(rows)
+    assert ids_and_texts(seen) == ids_and_texts(rows)
+    assert [m["id"] for m in history(chat, sid)] == [r.id for r in rows]
+    assert [r.text for r in rows if r.role == "user"] == ["pause, then answer", "and this"]
+    assert [r.text for r in rows if r.role == "tool"] == ["waited 0.8"]
+
+    chat.page.reload()  # after the turn: read back from the history alone
+    assert ids_and_texts(chat.settled(last=final)) == ids_and_texts(rows)
+    assert other.errors == []
