@@ -32,7 +32,7 @@ def _reload_and_compare(chat: Chat, other: Chat, sid: str) -> None:
     other.open(f"session={sid}")
     chat.send("pause, then answer")
     # mid-turn: the tool runs (0.8 s), then the reply streams (a word per 60 ms)
-    chat.wait(lambda rows: any(r.role == "tool" for r in rows) or None, "the tool to end", 15)
+    chat.wait(lambda rows: any(r.role == "tool" for r in rows), "the tool to end", 15)
     chat.page.reload()
     chat.send("and this")  # a steer into the running turn, from the reloaded tab
     final = f"You said: pause, then answer | and this. {FILLER}"
