@@ -3,10 +3,13 @@ same ids as the tab that sent them, and as the history API: no text twice."""
 
 from __future__ import annotations
 
-from playwright.sync_api import Browser
+from typing import TYPE_CHECKING
 
 from .agents import FILLER
 from .browser import Chat, Row, Served, history, ids_and_texts
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 
 def _text_once(rows: list[Row]) -> None:

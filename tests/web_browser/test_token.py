@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
-from playwright.sync_api import Browser
 
 from .agents import FILLER
 from .browser import AGENT, Chat, Served, dsh_serve
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 TOKEN = "s3cret/+&="
 

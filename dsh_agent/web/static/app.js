@@ -691,7 +691,20 @@ async function stop() {
   }
 }
 
+/** Keep the newest message in view while the person reads at the bottom. */
+function followTheBottom() {
+  const log = $("log");
+  let atBottom = true;
+  log.addEventListener("scroll", () => {
+    atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+  });
+  new MutationObserver(() => {
+    if (atBottom) log.scrollTop = log.scrollHeight;
+  }).observe(log, { childList: true, subtree: true, characterData: true });
+}
+
 async function start() {
+  followTheBottom();
   $("composer").addEventListener("submit", (e) => send(e).catch((error) => problem(error.message)));
   $("prompt").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey) {
