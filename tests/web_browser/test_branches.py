@@ -21,12 +21,12 @@ def test_edit_an_earlier_message_then_switch_back_to_the_first_branch(chat: Chat
     chat.page.click(".save-edit")
     fork = chat.until(lambda: chat.session_id().replace(first, ""), "the fork")
     edited = chat.settled(answers=2)
-    assert [r.text for r in edited] == [
+    assert [r.text for r in edited] == [  # (on failure: which session, which rows)
         "alpha",
         f"You said: alpha. {FILLER}",
         "gamma",
         f"You said: alpha | gamma. {FILLER}",
-    ]
+    ], (first, fork, chat.session_id(), before, edited)
     assert [r.id for r in edited[:2]] == [r.id for r in before[:2]]  # the shared prefix
     assert edited[2].id != before[2].id and edited[3].id != before[3].id
     assert chat.page.inner_text(f".msg[data-id='{edited[2].id}'] .branch-at") == "2/2"

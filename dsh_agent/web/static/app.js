@@ -494,8 +494,10 @@ async function familyOf(history) {
  * root session and its forks, made by edits): "‹ 2/3 ›" goes to the branch holding
  * that version. */
 async function showBranches(history) {
+  const generation = state.generation;
   const lonely = !history.session.parentSession && history.forks.length === 0;
   const family = lonely ? [history] : await familyOf(history);
+  if (generation !== state.generation || history.session.id !== state.sessionId) return;
   state.family = family;
   const mine = history.messages.map((m) => m.message.id);
   document.querySelectorAll(".switcher").forEach((s) => s.replaceChildren());
@@ -508,9 +510,10 @@ async function showBranches(history) {
         versions.push({ id: ids[index], session: ids[index] === id ? history.session.id : member.session.id });
       }
     }
-    if (versions.length < 2) return;
+    const row = state.rows.get(id);
+    if (versions.length < 2 || !row) return; // (a row another session's view dropped)
     const at = versions.findIndex((v) => v.id === id);
-    const switcher = state.rows.get(id).el.querySelector(".switcher");
+    const switcher = row.el.querySelector(".switcher");
     const go = (step) => () => openSession(versions[(at + step + versions.length) % versions.length].session);
     switcher.append(button("‹", "branch-prev", go(-1)));
     switcher.append(el("span", "branch-at", `${at + 1}/${versions.length}`));
