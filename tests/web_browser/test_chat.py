@@ -1,13 +1,19 @@
 """The web chat in real headless Chromium against ``dsh serve``: a reply streams in, a
 steer sent while it streams changes the next step, a call waiting for approval is
-approved and another denied from the page, and a stored ``<script>`` is shown as text."""
+approved and another denied from the page, a stored ``<script>`` is shown as text, and
+a send whose answer is lost is retried under the same id and delivered once."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import pytest
 
 from .agents import FILLER
 from .browser import Chat, Row, answers, history
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Route
 
 _RECORD_TEXTS = """() => {
   window.seenTexts = [];
@@ -98,3 +104,32 @@ def test_a_stored_script_is_shown_as_text(chat: Chat) -> None:
     assert rows[0].text == hostile
     assert chat.page.locator("#messages script, #messages img").count() == 0
     assert chat.page.evaluate("window.pwned") is None
+
+
+def test_a_send_whose_answer_is_lost_is_retried_once_with_the_same_id(chat: Chat) -> None:
+    posted: list[str] = []
+
+    def lose_the_first_answer(route: Route) -> None:
+        if route.request.method != "POST":
+            route.fallback()
+            return
+        body = route.request.post_data_json
+        assert body is not None
+        posted.append(body["id"])
+        if len(posted) == 1:
+            route.fetch()  # the server gets it and answers; the page never sees the answer
+            route.abort("connectionreset")
+        else:
+            route.fallback()
+
+    chat.open()
+    sid = chat.new_session()
+    chat.page.route("**/api/sessions/*/messages", lose_the_first_answer)
+    chat.send("once")
+    rows = chat.settled()
+    assert [(r.role, r.text) for r in rows] == [
+        ("user", "once"),
+        ("assistant", f"You said: once. {FILLER}"),
+    ]
+    assert posted == [rows[0].id, rows[0].id]  # tried again, with the id minted first
+    assert [m["id"] for m in history(chat, sid)] == [r.id for r in rows]
