@@ -32,19 +32,23 @@ def test_a_reload_mid_turn_and_a_second_tab_show_the_same_messages(
 
 
 def _reload_and_compare(chat: Chat, other: Chat, sid: str) -> None:
-    other.open(f"session={sid}")
+    chat.send("first")
+    chat.settled()
+    other.open(f"session={sid}")  # idle: it streams from after the history's last event
+    other.settled()
     chat.send("pause, then answer")
+    other.until(other.running, "the second tab to see the turn start")
     # mid-turn: the tool runs (0.8 s), then the reply streams (a word per 60 ms)
     chat.wait(lambda rows: any(r.role == "tool" for r in rows), "the tool to end", 15)
     chat.page.reload()
     chat.send("and this")  # a steer into the running turn, from the reloaded tab
-    final = f"You said: pause, then answer | and this. {FILLER}"
+    final = f"You said: first | pause, then answer | and this. {FILLER}"
     rows = chat.settled(last=final)
     seen = other.settled(last=final)
     _text_once(rows)
     assert ids_and_texts(seen) == ids_and_texts(rows)
     assert [m["id"] for m in history(chat, sid)] == [r.id for r in rows]
-    assert [r.text for r in rows if r.role == "user"] == ["pause, then answer", "and this"]
+    assert [r.text for r in rows if r.role == "user"] == ["first", "pause, then answer", "and this"]
     assert [r.text for r in rows if r.role == "tool"] == ["waited 0.8"]
 
     chat.page.reload()  # after the turn: read back from the history alone

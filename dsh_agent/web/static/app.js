@@ -460,7 +460,7 @@ function applyHistory(history) {
   }
   for (const [id, row] of [...state.rows]) {
     if (known.has(id)) continue;
-    const later = row.seq !== null && row.seq > history.seq;
+    const later = row.seq !== null && row.seq >= history.seq; // history.seq: the next seq
     if (later || !row.committed) {
       if (row.el.parentElement === list) list.append(row.el);
     } else {
@@ -646,7 +646,9 @@ function resumeSeq(stored) {
   const answers = stored.messages.filter((m) => m.message.role === "assistant");
   const last = answers[answers.length - 1];
   const open = last && last.message.content.some((b) => b.type === "tool-call" && !results.has(b.id));
-  return open ? last.seq - 1 : stored.seq;
+  // (history.seq is the seq the next event will get; -1 is not a seq: from the start)
+  const after = open ? last.seq - 1 : stored.seq - 1;
+  return after >= 0 ? after : null;
 }
 
 function looksRunning(stored) {
