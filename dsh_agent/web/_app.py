@@ -20,6 +20,7 @@ from starlette.responses import Response
 from dsh_agent._service._worker import SessionAgentFactory, Worker
 from dsh_agent.errors import DeliveryError
 from dsh_agent.web._bodies import DEFAULT_MAX_BODY
+from dsh_agent.web._page import is_page_request, page_routes
 from dsh_agent.web._problems import _RequestProblem, problem_response, status_of
 from dsh_agent.web._relay import LiveRelay
 from dsh_agent.web._routes import Api
@@ -44,6 +45,7 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     poll_interval: float = 0.1,
     keepalive: float = DEFAULT_KEEPALIVE,
+    concurrency: int = 16,
 ) -> Starlette:
     """The HTTP API and live streams of ``store``'s sessions, as an ASGI app to serve
     or mount. With ``agent_factory`` the app runs a :class:`~dsh_agent.Worker` while it
@@ -53,11 +55,14 @@ def create_app(
 
     The streams send each reply's text live, chunk by chunk, when this app's worker runs
     the turn (turns run elsewhere arrive whole, at their commit), and an SSE comment
-    after ``keepalive`` seconds without anything to send (docs/web-stream.md)."""
+    after ``keepalive`` seconds without anything to send (docs/web-stream.md). The
+    worker runs at most ``concurrency`` sessions' turns at once (``Worker``'s)."""
     if max_body < 1:
         raise ValueError(f"max_body must be at least 1 byte, not {max_body!r}")
     if not (math.isfinite(keepalive) and keepalive > 0):
         raise ValueError(f"keepalive must be a positive number of seconds, not {keepalive!r}")
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, not {concurrency!r}")
     relay = LiveRelay()
 
     @contextlib.asynccontextmanager
@@ -65,13 +70,13 @@ def create_app(
         if agent_factory is None:
             yield
             return
-        async with Worker(store, agent_factory, on_loop=relay.watch):
+        async with Worker(store, agent_factory, concurrency=concurrency, on_loop=relay.watch):
             yield
 
     api = Api(store, max_body, poll_interval, relay, keepalive)
     middleware = [] if token is None else [Middleware(BaseHTTPMiddleware, dispatch=_bearer(token))]
     return Starlette(
-        routes=api.routes(),
+        routes=[*api.routes(), *page_routes()],
         middleware=middleware,
         exception_handlers={
             HTTPException: _http_error,
@@ -86,7 +91,7 @@ def _bearer(token: str) -> Callable[[Request, RequestResponseEndpoint], Awaitabl
 
     async def check(request: Request, call_next: RequestResponseEndpoint) -> Response:
         given = request.headers.get("authorization", "").encode()
-        if not hmac.compare_digest(given, expected):
+        if not is_page_request(request) and not hmac.compare_digest(given, expected):
             return problem_response(
                 401, "Unauthorized", "this server needs 'Authorization: Bearer <token>'"
             )

@@ -209,6 +209,12 @@ def test_keepalive_must_be_a_positive_number_of_seconds(tmp_path: Path, keepaliv
         create_app(None, keepalive=keepalive)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("concurrency", [0, -3])
+def test_the_workers_concurrency_must_be_at_least_one(concurrency: int) -> None:
+    with pytest.raises(ValueError, match="concurrency must be at least 1"):
+        create_app(None, concurrency=concurrency)  # type: ignore[arg-type]
+
+
 async def test_an_unknown_form_is_a_400_naming_the_forms(tmp_path: Path) -> None:
     async with running_app(tmp_path, live_agents.streaming) as (_, client, _store):
         sid = await new_session(client)
