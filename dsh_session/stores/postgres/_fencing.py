@@ -16,14 +16,24 @@ next and no stalled client holds a lock). The fence, ``dsh_advance`` (``schema.p
 moves the row's ``head`` forward only if ``head`` and ``epoch`` are still what this
 writer last saw, and otherwise raises SQLSTATE ``DSH01``, which aborts the
 transaction before any insert: a fenced writer inserts nothing. The update's row
-lock orders it against a concurrent claim. The fence also raises a ``NOTIFY`` naming
-the session and its new head, delivered at commit to followers (``follow.py``).
-(A single statement with ``unnest`` of arrays, or inserts each guarded by an
-``EXISTS``, do the same but cost 1.4-4x the raw floor for 100 events.)
+lock orders it against a concurrent claim. (A single statement with ``unnest`` of
+arrays, or inserts each guarded by an ``EXISTS``, do the same but cost 1.4-4x the raw
+floor for 100 events.)
+
+Once the flush has committed, :func:`announce` sends a ``NOTIFY`` naming the session
+and its new head to followers (``follow.py``), in a transaction of its own that does
+not wait for the disk. PostgreSQL lets one notifying transaction commit at a time,
+holding a database-wide lock until its commit record is flushed: a notification
+inside the flush's transaction made every notifying flush wait out the others'
+fsyncs one by one, where plain commits share them. The notification carries nothing
+durable, so it need not wait for the disk; a writer that dies between its commit and
+its notification costs a follower one poll interval, never an event.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +44,8 @@ from psycopg.pq import TransactionStatus
 
 from dsh_session._header import SessionHeader, SessionId
 from dsh_session.errors import SessionConflictError, SessionNotFoundError, StoreError
+
+logger = logging.getLogger(__name__)
 
 CHANNEL = "dsh_session_events"
 """The NOTIFY channel; each payload is ``<session id> <head>``."""
@@ -121,14 +133,13 @@ def create(
     *,
     token: int,
     owner: str,
-    notify: bool,
     where: str,
     also: Statements = (),
 ) -> Fence:
     """Store a new session with its first events, owned by ``token`` at epoch 1; the
     statements ``also`` run in the same transaction (the search index's)."""
     created = (header.id, header.created_at, header.model_dump_json(), len(rows), token, owner)
-    error = _write(connection, _CREATE, (*created, notify), header.id, rows, also)
+    error = _write(connection, _CREATE, (*created, False), header.id, rows, also)
     if error is None:
         return Fence(epoch=1, head=len(rows))
     if _already_written(connection, header.id, Fence(epoch=1, head=0), rows, token=token):
@@ -147,14 +158,13 @@ def append(
     fence: Fence,
     rows: Sequence[tuple[int, str]],
     *,
-    notify: bool,
     where: str,
     also: Statements = (),
 ) -> Fence:
     """Append events at ``fence.head``, or raise :class:`SessionConflictError` (nothing
     written) when another writer claimed the session since; the statements ``also``
     run in the same transaction."""
-    advance = (session_id, fence.epoch, fence.head, len(rows), notify)
+    advance = (session_id, fence.epoch, fence.head, len(rows), False)
     error = _write(connection, _ADVANCE, advance, session_id, rows, also)
     if error is None:
         return Fence(fence.epoch, fence.head + len(rows))
@@ -164,6 +174,23 @@ def append(
     if current is not None and (current[0], current[1]) == (fence.epoch, fence.head):
         raise error  # the fence held: the write itself failed
     raise _conflict(connection, session_id, fence, where)
+
+
+def announce(connection: Connection, session_id: SessionId, head: int, where: str) -> None:
+    """Tell followers that ``session_id`` now holds ``head`` events: one round trip, a
+    transaction committed without waiting for the disk. A failure is logged, not
+    raised: the flush it follows has committed, and followers poll as a fallback."""
+    try:
+        with connection.pipeline():
+            connection.execute("BEGIN")
+            connection.execute("SET LOCAL synchronous_commit = off")
+            connection.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{session_id} {head}"))
+            connection.execute("COMMIT")
+    except psycopg.Error as error:
+        logger.warning("%s: could not notify followers of session %r: %s", where, session_id, error)
+        with contextlib.suppress(psycopg.Error):
+            if not connection.broken and connection.info.transaction_status != IDLE:
+                connection.execute("ROLLBACK")
 
 
 def _already_written(
@@ -279,6 +306,7 @@ __all__ = [
     "IDLE",
     "Connection",
     "Fence",
+    "announce",
     "append",
     "claim",
     "create",

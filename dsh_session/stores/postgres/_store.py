@@ -173,7 +173,6 @@ class PostgresSessionStore(SessionStore):
                 rows,
                 token=self._token,
                 owner=self._owner,
-                notify=self._notify,
                 where=repr(self),
                 also=index,
             )
@@ -183,12 +182,13 @@ class PostgresSessionStore(SessionStore):
                 sid,
                 self._fences[sid],
                 rows,
-                notify=self._notify,
                 where=repr(self),
                 also=index,
             )
         self.stats.fsyncs += 1
         self._fences[sid] = fence
+        if self._notify:
+            fencing.announce(connection, sid, fence.head, repr(self))
 
     # --- reading ----------------------------------------------------------------------
 
