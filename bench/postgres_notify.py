@@ -193,7 +193,7 @@ def _round(
 
 
 def _cases(dsn: str, options: Options) -> list[Case]:
-    seconds, rounds = (4.0, 1) if options.quick else (5.0, 3)
+    seconds, rounds = (3.0, 2) if options.quick else (4.0, 5)
     dsns = {kind: schema(dsn, f"notify_{kind}") for kind in ("on", "off", "floor")}
     with psycopg.connect(dsns["floor"]) as connection:
         connection.execute(

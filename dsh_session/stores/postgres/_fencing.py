@@ -20,20 +20,13 @@ lock orders it against a concurrent claim. (A single statement with ``unnest`` o
 arrays, or inserts each guarded by an ``EXISTS``, do the same but cost 1.4-4x the raw
 floor for 100 events.)
 
-Once the flush has committed, :func:`announce` sends a ``NOTIFY`` naming the session
-and its new head to followers (``follow.py``), in a transaction of its own that does
-not wait for the disk. PostgreSQL lets one notifying transaction commit at a time,
-holding a database-wide lock until its commit record is flushed: a notification
-inside the flush's transaction made every notifying flush wait out the others'
-fsyncs one by one, where plain commits share them. The notification carries nothing
-durable, so it need not wait for the disk; a writer that dies between its commit and
-its notification costs a follower one poll interval, never an event.
+Once the flush has committed, the store sends a ``NOTIFY`` naming the session and
+its new head to followers (``follow.py``), in a transaction of its own that does not
+wait for the disk (``notify.py`` says why).
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,8 +37,6 @@ from psycopg.pq import TransactionStatus
 
 from dsh_session._header import SessionHeader, SessionId
 from dsh_session.errors import SessionConflictError, SessionNotFoundError, StoreError
-
-logger = logging.getLogger(__name__)
 
 CHANNEL = "dsh_session_events"
 """The NOTIFY channel; each payload is ``<session id> <head>``."""
@@ -176,23 +167,6 @@ def append(
     raise _conflict(connection, session_id, fence, where)
 
 
-def announce(connection: Connection, session_id: SessionId, head: int, where: str) -> None:
-    """Tell followers that ``session_id`` now holds ``head`` events: one round trip, a
-    transaction committed without waiting for the disk. A failure is logged, not
-    raised: the flush it follows has committed, and followers poll as a fallback."""
-    try:
-        with connection.pipeline():
-            connection.execute("BEGIN")
-            connection.execute("SET LOCAL synchronous_commit = off")
-            connection.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{session_id} {head}"))
-            connection.execute("COMMIT")
-    except psycopg.Error as error:
-        logger.warning("%s: could not notify followers of session %r: %s", where, session_id, error)
-        with contextlib.suppress(psycopg.Error):
-            if not connection.broken and connection.info.transaction_status != IDLE:
-                connection.execute("ROLLBACK")
-
-
 def _already_written(
     connection: Connection,
     session_id: SessionId,
@@ -306,7 +280,6 @@ __all__ = [
     "IDLE",
     "Connection",
     "Fence",
-    "announce",
     "append",
     "claim",
     "create",

@@ -5,8 +5,9 @@ token (``fencing.py``) and makes every claim and flush, and a psycopg connection
 for reads and releases, so an inspecting ``read``, ``list_sessions`` or a ``detach``
 never queues behind a write. A flush is one fenced transaction sent as one pipeline;
 the base runs the blocking calls one at a time per store on a worker thread, because
-a network round trip must not stall the event loop. ``follow`` listens for the
-``NOTIFY`` each flush raises (``follow.py``).
+a network round trip must not stall the event loop. Each flush is followed by
+a ``NOTIFY`` sent after its commit (``notify.py``), which ``follow`` listens for
+(``follow.py``).
 
 Tables live in the connection's schema (the first one on ``search_path``); a DSN's
 ``options=-csearch_path=...`` keeps several stores apart in one database.
@@ -14,6 +15,7 @@ Tables live in the connection's schema (the first one on ``search_path``); a DSN
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -35,7 +37,8 @@ from dsh_session.stores.postgres import _fencing as fencing
 from dsh_session.stores.postgres import _schema as schema
 from dsh_session.stores.postgres import _search as search_index
 from dsh_session.stores.postgres._fencing import Connection, Fence
-from dsh_session.stores.postgres._follow import listen_events
+from dsh_session.stores.postgres._follow import Listener, listen_events
+from dsh_session.stores.postgres._notify import notify_committed
 
 logger = logging.getLogger(__name__)
 
@@ -47,9 +50,9 @@ class PostgresSessionStore(SessionStore):
     requires them (else :class:`StoreNotFoundError`); ``"read"`` requires them and
     opens read-only transactions, so the server refuses every write. ``pool_size`` is
     the most connections the read pool opens. ``notify=False`` leaves out the
-    ``NOTIFY`` of each flush: PostgreSQL serialises the commits of notifying
-    transactions, so many processes flush more per second without it, and followers
-    then see new events only at their ``poll_interval``.
+    ``NOTIFY`` that follows each flush (a transaction that does not wait for the
+    disk, one round trip): followers then see new events only at their
+    ``poll_interval``.
     """
 
     def __init__(
@@ -64,6 +67,8 @@ class PostgresSessionStore(SessionStore):
         self._fences: dict[SessionId, Fence] = {}
         """What this store last saw of each session it owns."""
         self._owner = this_writer()
+        self._listeners: dict[asyncio.AbstractEventLoop, Listener] = {}
+        """The LISTEN connection of this store's followers, per event loop."""
         try:
             self._writer = self._connect()
         except psycopg.Error as error:
@@ -187,8 +192,17 @@ class PostgresSessionStore(SessionStore):
             )
         self.stats.fsyncs += 1
         self._fences[sid] = fence
-        if self._notify:
-            fencing.announce(connection, sid, fence.head, repr(self))
+        self._announce(sid, fence.head)
+
+    def _announce(self, session_id: SessionId, head: int) -> None:
+        """Wake the followers of ``session_id`` (``notify.py``); they poll meanwhile,
+        so a failure only delays them."""
+        if not self._notify:
+            return
+        try:
+            notify_committed(self._writer_connection(), fencing.CHANNEL, f"{session_id} {head}")
+        except psycopg.Error as error:
+            logger.warning("%s: could not wake the followers of %r: %s", self, session_id, error)
 
     # --- reading ----------------------------------------------------------------------
 
