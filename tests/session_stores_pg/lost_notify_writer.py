@@ -29,7 +29,7 @@ async def main(dsn: str, session_id: str) -> None:
     session = await store.load(session_id)
     print(session.seq, flush=True)
     await asyncio.to_thread(sys.stdin.readline)
-    _store.notify_committed = _die  # type: ignore[assignment]
+    _store.notify_committed = _die  # type: ignore[attr-defined,assignment]
     complete_turn(session)
     await store.flush(session)
     raise AssertionError("the writer outlived its flush's notification")
