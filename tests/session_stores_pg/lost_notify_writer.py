@@ -1,7 +1,7 @@
 """A writer process that dies between a flush's commit and its notification: it
 loads a session, prints how many events it holds, waits for a line on stdin, stores
-one more turn, and is SIGKILLed by itself where the store would send the
-``NOTIFY``, so no follower is told.
+one more turn, and is SIGKILLed by itself where the store hands the news to its
+notifier, so no follower is told.
 
     python -m session_stores_pg.lost_notify_writer DSN SESSION_ID
 """
@@ -17,7 +17,7 @@ from typing import Any
 from session_stores.scenarios import complete_turn
 
 from dsh_session.stores import PostgresSessionStore
-from dsh_session.stores.postgres import _store
+from dsh_session.stores.postgres._notify import Notifier
 
 
 def _die(*_: Any) -> None:
@@ -29,7 +29,7 @@ async def main(dsn: str, session_id: str) -> None:
     session = await store.load(session_id)
     print(session.seq, flush=True)
     await asyncio.to_thread(sys.stdin.readline)
-    _store.notify_committed = _die  # type: ignore[attr-defined,assignment]
+    Notifier.announce = _die  # type: ignore[method-assign,assignment]
     complete_turn(session)
     await store.flush(session)
     raise AssertionError("the writer outlived its flush's notification")

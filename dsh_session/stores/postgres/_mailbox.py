@@ -78,7 +78,7 @@ class PostgresMailbox(Mailbox):
             ).fetchone()
             assert row is not None
         try:  # once the entry is durable; the owner also polls, so a loss only delays
-            notify_committed(self._db, MAILBOX_CHANNEL, sid)
+            notify_committed(self._db, MAILBOX_CHANNEL, [sid])
         except psycopg.Error as error:
             logger.warning("%s: could not wake the owner of %r: %s", self, sid, error)
         return StoredEntry(entry, int(row[0])), True

@@ -5,8 +5,8 @@ token (``fencing.py``) and makes every claim and flush, and a psycopg connection
 for reads and releases, so an inspecting ``read``, ``list_sessions`` or a ``detach``
 never queues behind a write. A flush is one fenced transaction sent as one pipeline;
 the base runs the blocking calls one at a time per store on a worker thread, because
-a network round trip must not stall the event loop. Each flush is followed by
-a ``NOTIFY`` sent after its commit (``notify.py``), which ``follow`` listens for
+a network round trip must not stall the event loop. After each flush commits,
+a notifier thread sends a ``NOTIFY`` (``notify.py``), which ``follow`` listens for
 (``follow.py``).
 
 Tables live in the connection's schema (the first one on ``search_path``); a DSN's
@@ -38,7 +38,7 @@ from dsh_session.stores.postgres import _schema as schema
 from dsh_session.stores.postgres import _search as search_index
 from dsh_session.stores.postgres._fencing import Connection, Fence
 from dsh_session.stores.postgres._follow import Listener, listen_events
-from dsh_session.stores.postgres._notify import notify_committed
+from dsh_session.stores.postgres._notify import Notifier
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +50,8 @@ class PostgresSessionStore(SessionStore):
     requires them (else :class:`StoreNotFoundError`); ``"read"`` requires them and
     opens read-only transactions, so the server refuses every write. ``pool_size`` is
     the most connections the read pool opens. ``notify=False`` leaves out the
-    ``NOTIFY`` that follows each flush (a transaction that does not wait for the
-    disk, one round trip): followers then see new events only at their
-    ``poll_interval``.
+    ``NOTIFY`` sent after each flush (from a thread with a connection of its own):
+    followers then see new events only at their ``poll_interval``.
     """
 
     def __init__(
@@ -61,9 +60,12 @@ class PostgresSessionStore(SessionStore):
         super().__init__(inline_batch_limit=-1)  # every call on a worker thread
         self.dsn = dsn
         """The DSN given (printed without its password)."""
-        self._notify = notify
         self.read_only = mode == "read"
         self._name = f"PostgresSessionStore({_without_password(dsn)!r})"
+        self._notifier = (
+            Notifier(dsn, fencing.CHANNEL, self._name) if notify and not self.read_only else None
+        )
+        """Wakes followers after each flush (``notify.py``)."""
         self._fences: dict[SessionId, Fence] = {}
         """What this store last saw of each session it owns."""
         self._owner = this_writer()
@@ -192,17 +194,8 @@ class PostgresSessionStore(SessionStore):
             )
         self.stats.fsyncs += 1
         self._fences[sid] = fence
-        self._announce(sid, fence.head)
-
-    def _announce(self, session_id: SessionId, head: int) -> None:
-        """Wake the followers of ``session_id`` (``notify.py``); they poll meanwhile,
-        so a failure only delays them."""
-        if not self._notify:
-            return
-        try:
-            notify_committed(self._writer_connection(), fencing.CHANNEL, f"{session_id} {head}")
-        except psycopg.Error as error:
-            logger.warning("%s: could not wake the followers of %r: %s", self, session_id, error)
+        if self._notifier is not None:
+            self._notifier.announce(sid, fence.head)
 
     # --- reading ----------------------------------------------------------------------
 
@@ -279,6 +272,8 @@ class PostgresSessionStore(SessionStore):
             self._fences.clear()
             self._writer.close()
             self._pool.close()
+            if self._notifier is not None:
+                self._notifier.close()
 
 
 def events_between(
