@@ -74,21 +74,21 @@ async def _writer(dsn: dict[str, str], first: int) -> None:
         flushes, marks = 0, []
         deadline = time.monotonic() + float(seconds)
         while time.monotonic() < deadline:
+            index = flushes % PER_PROCESS
             if kind == "floor":
-                for sid in ids:
-                    rows = [(sid, seq, e.model_dump_json()) for seq, e in source.next_batch()]
-                    with floor.cursor() as cursor:
-                        cursor.executemany("INSERT INTO events VALUES (%s, %s, %s)", rows)
-                    floor.commit()
-                    flushes += 1
-                continue
-            for index, session in enumerate(sessions[kind]):
+                sid = ids[index]
+                rows = [(sid, seq, e.model_dump_json()) for seq, e in source.next_batch()]
+                with floor.cursor() as cursor:
+                    cursor.executemany("INSERT INTO events VALUES (%s, %s, %s)", rows)
+                floor.commit()
+            else:
+                session = sessions[kind][index]
                 for _ in islice(appenders[kind][index], 10):
                     pass
                 await stores[kind].flush(session)
                 if index == 0:
                     marks.append((session.seq, time.monotonic()))
-                flushes += 1
+            flushes += 1
         print(json.dumps({"flushes": flushes, "marks": marks}), flush=True)
     floor.close()
     for store in stores.values():
