@@ -7,32 +7,25 @@
   timed part. Target: within 1.3x of the floor.
 - Loading a 100k-event session (validate, repair check, derive) beside the floor of
   ``SELECT`` + ``json.loads`` of the same rows. Target: at most 2x the floor.
-- Flushes per second across 8 processes x 200 sessions (25 each, round robin, 10
-  events per flush): dsh, dsh without the ``NOTIFY`` (``notify=False``), and the
-  floor workload in the same processes.
 - LangGraph's ``PostgresSaver`` writing the same conversation: one checkpoint per
   dsh flush, each holding the conversation so far (what a graph's state holds),
   beside dsh flushing the conversation's new events at the same points.
 
-The server is ``DSH_BENCH_POSTGRES_DSN`` when set, else a throwaway local cluster with
-PostgreSQL's default durability (``fsync``/``synchronous_commit`` on).
+The server is ``DSH_BENCH_POSTGRES_DSN`` when set, else a throwaway local cluster
+(``_postgres.py``). Flushes per second across processes, with and without ``NOTIFY``,
+and follower latency are the ``postgres_notify`` suite.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from itertools import islice
 from typing import Any
 
 import psycopg
 from _harness import Case, Options, Target, compare
+from _postgres import schema, server
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
@@ -40,28 +33,8 @@ from session import _appender, _dsh_flush, _EventSource, _FlushSubject, _session
 
 from dsh_session._session import Session
 from dsh_session.stores import PostgresSessionStore
-from dsh_session.stores.postgres.throwaway import ThrowawayServer
 
 SUITE = "postgres"
-PROCESSES = 8
-SESSIONS = 200
-
-
-@contextmanager
-def _server() -> Iterator[str]:
-    given = os.environ.get("DSH_BENCH_POSTGRES_DSN")
-    if given:
-        yield given
-        return
-    with ThrowawayServer() as server:
-        yield server.dsn
-
-
-def _schema(dsn: str, name: str) -> str:
-    """A DSN whose tables land in a fresh schema ``name``."""
-    with psycopg.connect(dsn, autocommit=True) as connection:
-        connection.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}".encode())
-    return f"{dsn}{'&' if '?' in dsn else '?'}options=-csearch_path%3D{name}"
 
 
 # --- flush latency ----------------------------------------------------------------
@@ -97,13 +70,11 @@ def _floor(dsn: str, size: int, *, serialize: bool) -> _FlushSubject:
 async def _flush_cases(dsn: str, options: Options) -> list[Case]:
     cases = []
     for size in (10, 100):
-        store = PostgresSessionStore(_schema(dsn, f"bench_flush_{size}"))
+        store = PostgresSessionStore(schema(dsn, f"bench_flush_{size}"))
         subjects = {
             "dsh PostgresSessionStore": await _dsh_flush(store, size),
-            "floor executemany+commit": _floor(
-                _schema(dsn, f"floor_{size}"), size, serialize=False
-            ),
-            "floor, serializing too": _floor(_schema(dsn, f"floors_{size}"), size, serialize=True),
+            "floor executemany+commit": _floor(schema(dsn, f"floor_{size}"), size, serialize=False),
+            "floor, serializing too": _floor(schema(dsn, f"floors_{size}"), size, serialize=True),
         }
         values = await _time_flushes(subjects, batches=100 if options.quick else 500)
         await store.close()
@@ -131,7 +102,7 @@ async def _flush_cases(dsn: str, options: Options) -> list[Case]:
 
 def _load_case(dsn: str, options: Options) -> Case:
     events = 20_000 if options.quick else 100_000
-    target = _schema(dsn, "bench_load")
+    target = schema(dsn, "bench_load")
     with asyncio.Runner() as runner:
         writer = PostgresSessionStore(target)
         writer.attach(_session_with(events, "long"))
@@ -165,82 +136,6 @@ def _load_case(dsn: str, options: Options) -> Case:
     )
 
 
-# --- flushes per second across processes ------------------------------------------
-
-
-async def _worker(dsn: str, kind: str, first: int, count: int, seconds: float) -> int:
-    """Flush 10-event batches round robin over ``count`` sessions; return flushes."""
-    ids = [f"w{first + i:04d}" for i in range(count)]
-    flushes = 0
-    if kind in ("dsh", "dsh-quiet"):
-        async with PostgresSessionStore(dsn, pool_size=1, notify=kind == "dsh") as store:
-            sessions = [Session.create(sid) for sid in ids]
-            appenders = [_appender(session) for session in sessions]
-            for session in sessions:
-                store.attach(session)
-                await store.flush(session)
-            deadline = time.monotonic() + seconds
-            while time.monotonic() < deadline:
-                for session, appender in zip(sessions, appenders, strict=True):
-                    for _ in islice(appender, 10):
-                        pass
-                    await store.flush(session)
-                    flushes += 1
-        return flushes
-    source = _EventSource(10)
-    with psycopg.connect(dsn) as connection:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            for sid in ids:
-                rows = [(sid, seq, e.model_dump_json()) for seq, e in source.next_batch()]
-                with connection.cursor() as cursor:
-                    cursor.executemany("INSERT INTO events VALUES (%s, %s, %s)", rows)
-                connection.commit()
-                flushes += 1
-    return flushes
-
-
-def _throughput(dsn: str, kind: str, seconds: float) -> float:
-    per = SESSIONS // PROCESSES
-    children = [
-        subprocess.Popen(
-            [sys.executable, __file__, "--worker", dsn, kind, str(i * per), str(per), str(seconds)],
-            stdout=subprocess.PIPE,
-        )
-        for i in range(PROCESSES)
-    ]
-    total = 0
-    for child in children:
-        out, _ = child.communicate()
-        assert child.returncode == 0, f"a {kind} worker failed"
-        total += int(out)
-    return total / seconds
-
-
-def _throughput_case(dsn: str, options: Options) -> Case:
-    seconds = 5.0 if options.quick else 15.0
-    dsh = _throughput(_schema(dsn, "bench_many"), "dsh", seconds)
-    quiet = _throughput(_schema(dsn, "bench_quiet"), "dsh-quiet", seconds)
-    floor_dsn = _schema(dsn, "floor_many")
-    with psycopg.connect(floor_dsn) as connection:
-        connection.execute(
-            "CREATE TABLE events (session_id TEXT, seq BIGINT, event TEXT, "
-            "PRIMARY KEY (session_id, seq))"
-        )
-    floor = _throughput(floor_dsn, "floor", seconds)
-    return Case(
-        SUITE,
-        f"flushes/s, {PROCESSES} processes x {SESSIONS} sessions, 10 events per flush",
-        "flushes/s",
-        {
-            "dsh PostgresSessionStore": dsh,
-            "dsh, notify=False": quiet,
-            "floor executemany+commit": floor,
-        },
-        notes=f"{seconds:g} s per subject; higher is better; each process owns 25 sessions",
-    )
-
-
 # --- LangGraph PostgresSaver --------------------------------------------------------
 
 
@@ -265,7 +160,7 @@ def _langgraph_case(dsn: str, options: Options) -> Case:
     session = Session.create("conversation")
     points = list(_checkpoints(session, turns))
     wire = [event.model_dump(mode="json") for event in session.events]
-    target = _schema(dsn, "bench_langgraph")
+    target = schema(dsn, "bench_langgraph")
     connection = psycopg.connect(target, autocommit=True, prepare_threshold=0, row_factory=dict_row)
     saver = PostgresSaver(connection)
     saver.setup()
@@ -282,7 +177,7 @@ def _langgraph_case(dsn: str, options: Options) -> Case:
             )
         return config
 
-    dsh_dsn = _schema(dsn, "bench_conversation")
+    dsh_dsn = schema(dsn, "bench_conversation")
     runner = asyncio.Runner()
     store = PostgresSessionStore(dsh_dsn)
 
@@ -321,15 +216,9 @@ def _langgraph_case(dsn: str, options: Options) -> Case:
 
 def run(options: Options) -> list[Case]:
     """The PostgreSQL suite's cases."""
-    with _server() as dsn:
+    with server() as dsn:
         return [
             *asyncio.run(_flush_cases(dsn, options)),
             _load_case(dsn, options),
-            _throughput_case(dsn, options),
             _langgraph_case(dsn, options),
         ]
-
-
-if __name__ == "__main__" and sys.argv[1:2] == ["--worker"]:
-    dsn, kind, first, count, seconds = sys.argv[2:]
-    print(asyncio.run(_worker(dsn, kind, int(first), int(count), float(seconds))))

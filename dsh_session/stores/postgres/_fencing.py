@@ -16,10 +16,13 @@ next and no stalled client holds a lock). The fence, ``dsh_advance`` (``schema.p
 moves the row's ``head`` forward only if ``head`` and ``epoch`` are still what this
 writer last saw, and otherwise raises SQLSTATE ``DSH01``, which aborts the
 transaction before any insert: a fenced writer inserts nothing. The update's row
-lock orders it against a concurrent claim. The fence also raises a ``NOTIFY`` naming
-the session and its new head, delivered at commit to followers (``follow.py``).
-(A single statement with ``unnest`` of arrays, or inserts each guarded by an
-``EXISTS``, do the same but cost 1.4-4x the raw floor for 100 events.)
+lock orders it against a concurrent claim. (A single statement with ``unnest`` of
+arrays, or inserts each guarded by an ``EXISTS``, do the same but cost 1.4-4x the raw
+floor for 100 events.)
+
+Once the flush has committed, the store sends a ``NOTIFY`` naming the session and
+its new head to followers (``follow.py``), in a transaction of its own that does not
+wait for the disk (``notify.py`` says why).
 """
 
 from __future__ import annotations
@@ -121,14 +124,13 @@ def create(
     *,
     token: int,
     owner: str,
-    notify: bool,
     where: str,
     also: Statements = (),
 ) -> Fence:
     """Store a new session with its first events, owned by ``token`` at epoch 1; the
     statements ``also`` run in the same transaction (the search index's)."""
     created = (header.id, header.created_at, header.model_dump_json(), len(rows), token, owner)
-    error = _write(connection, _CREATE, (*created, notify), header.id, rows, also)
+    error = _write(connection, _CREATE, (*created, False), header.id, rows, also)
     if error is None:
         return Fence(epoch=1, head=len(rows))
     if _already_written(connection, header.id, Fence(epoch=1, head=0), rows, token=token):
@@ -147,14 +149,13 @@ def append(
     fence: Fence,
     rows: Sequence[tuple[int, str]],
     *,
-    notify: bool,
     where: str,
     also: Statements = (),
 ) -> Fence:
     """Append events at ``fence.head``, or raise :class:`SessionConflictError` (nothing
     written) when another writer claimed the session since; the statements ``also``
     run in the same transaction."""
-    advance = (session_id, fence.epoch, fence.head, len(rows), notify)
+    advance = (session_id, fence.epoch, fence.head, len(rows), False)
     error = _write(connection, _ADVANCE, advance, session_id, rows, also)
     if error is None:
         return Fence(fence.epoch, fence.head + len(rows))

@@ -1,14 +1,22 @@
 """Following a session on PostgreSQL: ``LISTEN``, read what is new, wait for ``NOTIFY``.
 
-The follower opens its own asynchronous connection and listens on the channel every
-flush notifies (``fencing.CHANNEL``) *before* its first read, so an event committed
-after that read always wakes it. Each wake-up (a notification naming the session, or
-the fallback timeout) reads the events past the last one delivered through the
-store's read pool; reads and seq checks are those of every other follower
-(``dsh_session/stores/_follow.py``), so order and completeness never depend on a
-notification arriving: a lost one costs latency, not events. A lost LISTEN connection
-(a terminated backend, a server restart) is replaced by a new one, listening before
-the read that follows it; while none can be opened the follower polls.
+The followers of one store in one event loop share one asynchronous connection that
+listens on the channel every flush notifies (``fencing.CHANNEL``, payload ``<session
+id> <head>``): PostgreSQL wakes every listening connection for every notification,
+and each would hand it to its client, so a connection per follower multiplied the
+work of each flush by the number of followers. The shared :class:`Listener` reads
+each notification once and wakes only the followers of the session it names whose
+next seq the head has passed.
+
+A follower joins the listener (which is listening by then) *before* its first read,
+and clears its wake-up before each read, so an event committed after a read always
+wakes it. Each wake-up (a notification, or the fallback timeout) reads the events
+past the last one delivered through the store's read pool; reads and seq checks are
+those of every other follower (``dsh_session/stores/_follow.py``), so order and
+completeness never depend on a notification arriving: a lost one costs latency, not
+events. A lost LISTEN connection (a terminated backend, a server restart) is
+replaced by a new one, after which every follower reads again; while none can be
+opened the followers poll.
 """
 
 from __future__ import annotations
@@ -27,11 +35,99 @@ from dsh_session.events import LogEvent
 from dsh_session.stores._follow import FollowedStore, in_order
 from dsh_session.stores.postgres._fencing import CHANNEL
 
+AsyncConnection = psycopg.AsyncConnection[TupleRow]
+
 
 class ListenedStore(FollowedStore, Protocol):
     """What a listener uses of a PostgreSQL store, besides a follower's needs."""
 
     dsn: str
+    _listeners: dict[asyncio.AbstractEventLoop, Listener]
+
+
+class _Follower:
+    """One follower as the listener sees it: where it is, and how to wake it."""
+
+    def __init__(self, session_id: SessionId, next_seq: int, fallback: float) -> None:
+        self.session_id = session_id
+        self.next_seq = next_seq
+        self.fallback = fallback
+        self.woken = asyncio.Event()
+
+
+class Listener:
+    """The LISTEN connection of one store's followers in one event loop, and the task
+    that reads its notifications. It lives while it has followers."""
+
+    def __init__(self, dsn: str) -> None:
+        self._dsn = dsn
+        self._followers: dict[SessionId, set[_Follower]] = {}
+        self._connection: AsyncConnection | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._opening = asyncio.Lock()
+
+    async def join(self, follower: _Follower, where: str) -> None:
+        """Start waking ``follower``; the first follower opens the connection (or
+        fails with :class:`StoreError`)."""
+        async with self._opening:
+            if self._task is None:
+                try:
+                    self._connection = await _listen(self._dsn)
+                except psycopg.Error as error:
+                    raise StoreError(
+                        f"{where}: cannot listen for session {follower.session_id!r}: {error}"
+                    ) from error
+                self._task = asyncio.create_task(self._run(), name="dsh postgres listener")
+            self._followers.setdefault(follower.session_id, set()).add(follower)
+
+    async def leave(self, follower: _Follower) -> bool:
+        """Stop waking ``follower``; the last one to leave closes the connection.
+        Return whether the listener is done."""
+        same = self._followers.get(follower.session_id, set())
+        same.discard(follower)
+        if not same:
+            self._followers.pop(follower.session_id, None)
+        if self._followers or self._task is None:
+            return not self._followers
+        task, self._task = self._task, None
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        if self._connection is not None:
+            await _close(self._connection)
+            self._connection = None
+        return True
+
+    async def _run(self) -> None:
+        while True:
+            if self._connection is None:
+                try:
+                    self._connection = await _listen(self._dsn)
+                except psycopg.Error:
+                    await asyncio.sleep(self._retry())
+                    continue
+                for group in self._followers.values():  # read what came meanwhile
+                    for follower in group:
+                        follower.woken.set()
+            try:
+                async for note in self._connection.notifies():
+                    self._announced(note.payload)
+            except psycopg.Error:  # e.g. pg_terminate_backend, a server restart
+                lost, self._connection = self._connection, None
+                await _close(lost)
+
+    def _announced(self, payload: str) -> None:
+        """Wake the followers a ``<session id> <head>`` notification concerns."""
+        session_id, _, head = payload.rpartition(" ")
+        group = self._followers.get(SessionId(session_id))
+        if group and head.isdigit():
+            for follower in group:
+                if follower.next_seq < int(head):
+                    follower.woken.set()
+
+    def _retry(self) -> float:
+        """Seconds between attempts to listen again: the shortest fallback asked for."""
+        fallbacks = [f.fallback for group in self._followers.values() for f in group]
+        return min(fallbacks, default=1.0)
 
 
 async def listen_events(
@@ -39,49 +135,32 @@ async def listen_events(
 ) -> AsyncGenerator[LogEvent, None]:
     """Follow ``session_id`` in ``store`` from ``from_seq`` on."""
     store._check_open()
+    loop = asyncio.get_running_loop()
+    listener = store._listeners.setdefault(loop, Listener(store.dsn))
+    follower = _Follower(session_id, from_seq, fallback)
     try:
-        listener: psycopg.AsyncConnection[TupleRow] | None = await _listen(store.dsn)
-    except psycopg.Error as error:
-        raise StoreError(f"{store}: cannot listen for session {session_id!r}: {error}") from error
-    prefix = f"{session_id} "
-    next_seq = from_seq
-    try:
+        await listener.join(follower, repr(store))
         while not store._closed:
-            start = next_seq
+            follower.woken.clear()
+            start = follower.next_seq
             events = await asyncio.to_thread(
                 store._reading, f"session {session_id!r}", store._read_events, session_id, start
             )
-            in_order(events, next_seq, session_id, repr(store))
+            in_order(events, start, session_id, repr(store))
             for event in events:
                 yield event
-                next_seq += 1
-            if events:
-                continue
-            if listener is None:
-                # The LISTEN connection was lost: listen again, then read what came
-                # meanwhile; while that fails, poll every ``fallback`` seconds.
-                try:
-                    listener = await _listen(store.dsn)
-                except psycopg.Error:
-                    await asyncio.sleep(fallback)
-                continue
-            try:
-                async for note in listener.notifies(timeout=fallback):
-                    if _announces_past(note.payload, prefix, next_seq):
-                        break
-            except psycopg.Error:  # e.g. pg_terminate_backend, a server restart
-                lost, listener = listener, None
-                await _close(lost)
+                follower.next_seq += 1
+            if not events:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(follower.woken.wait(), fallback)
     finally:
-        if listener is not None:
-            await _close(listener)
+        if await listener.leave(follower) and store._listeners.get(loop) is listener:
+            del store._listeners[loop]
 
 
-async def _listen(dsn: str) -> psycopg.AsyncConnection[TupleRow]:
+async def _listen(dsn: str) -> AsyncConnection:
     """A new connection listening on the channel every flush notifies."""
-    connection: psycopg.AsyncConnection[TupleRow] = await psycopg.AsyncConnection.connect(
-        dsn, autocommit=True
-    )
+    connection: AsyncConnection = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
     try:
         await connection.execute(f"LISTEN {CHANNEL}")
     except BaseException:
@@ -90,19 +169,14 @@ async def _listen(dsn: str) -> psycopg.AsyncConnection[TupleRow]:
     return connection
 
 
-async def _close(connection: psycopg.AsyncConnection[TupleRow]) -> None:
+async def _close(connection: AsyncConnection) -> None:
     """Close a listening connection, which may already be broken."""
     with contextlib.suppress(psycopg.Error, OSError):
         await connection.close()
 
 
-def _announces_past(payload: str, prefix: str, next_seq: int) -> bool:
-    """Whether a notification says the session now holds events from ``next_seq`` on."""
-    head = payload[len(prefix) :] if payload.startswith(prefix) else ""
-    return head.isdigit() and int(head) > next_seq
-
-
 __all__ = [
     "ListenedStore",
+    "Listener",
     "listen_events",
 ]

@@ -1,6 +1,7 @@
 """The mailbox on PostgreSQL: table ``dsh_mailbox`` beside the sessions, and a
-``NOTIFY dsh_mailbox, '<session id>'`` in the transaction of every put, so an owner
-listening on the channel drains as soon as the entry is durable.
+``NOTIFY dsh_mailbox, '<session id>'`` once a put has committed (in a transaction of
+its own, ``notify.py``), so an owner listening on the channel drains as soon as the
+entry is durable.
 
 A put serialises on a transaction-level advisory lock of its session, so arrival
 numbers are dense and in commit order, and the key's unique index makes a repeated
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 
 import psycopg
 from psycopg.rows import TupleRow
@@ -19,6 +21,9 @@ from dsh_session._header import SessionId
 from dsh_session._mailbox._base import Mailbox
 from dsh_session._mailbox._records import MailboxAnswer, MailboxEntry, StoredEntry
 from dsh_session.errors import StoreError
+from dsh_session.stores.postgres._notify import notify_committed
+
+logger = logging.getLogger(__name__)
 
 MAILBOX_CHANNEL = "dsh_mailbox"
 
@@ -72,7 +77,10 @@ class PostgresMailbox(Mailbox):
                 (sid, entry.key, entry.dump(), sid),
             ).fetchone()
             assert row is not None
-            self._db.execute("SELECT pg_notify(%s, %s)", (MAILBOX_CHANNEL, sid))
+        try:  # once the entry is durable; the owner also polls, so a loss only delays
+            notify_committed(self._db, MAILBOX_CHANNEL, [sid])
+        except psycopg.Error as error:
+            logger.warning("%s: could not wake the owner of %r: %s", self, sid, error)
         return StoredEntry(entry, int(row[0])), True
 
     def _entries(self, session_id: SessionId) -> list[StoredEntry]:

@@ -18,6 +18,9 @@ Version 1:
   ``(session_id, seq)``.
 - ``dsh_advance`` and ``dsh_create``: the fence of a flush (``fencing.py``), raising
   SQLSTATE ``DSH01`` (fenced) or ``DSH02`` (the id exists) to abort its transaction.
+  Their ``p_notify`` (a ``NOTIFY`` inside the flush's transaction) is always false
+  now: the store notifies after the commit (``notify.py``). It stays for writers of
+  earlier dsh versions sharing the database, which still pass true.
 """
 
 from __future__ import annotations

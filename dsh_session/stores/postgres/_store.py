@@ -5,8 +5,9 @@ token (``fencing.py``) and makes every claim and flush, and a psycopg connection
 for reads and releases, so an inspecting ``read``, ``list_sessions`` or a ``detach``
 never queues behind a write. A flush is one fenced transaction sent as one pipeline;
 the base runs the blocking calls one at a time per store on a worker thread, because
-a network round trip must not stall the event loop. ``follow`` listens for the
-``NOTIFY`` each flush raises (``follow.py``).
+a network round trip must not stall the event loop. After each flush commits,
+a notifier thread sends a ``NOTIFY`` (``notify.py``), which ``follow`` listens for
+(``follow.py``).
 
 Tables live in the connection's schema (the first one on ``search_path``); a DSN's
 ``options=-csearch_path=...`` keeps several stores apart in one database.
@@ -14,6 +15,7 @@ Tables live in the connection's schema (the first one on ``search_path``); a DSN
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -36,7 +38,8 @@ from dsh_session.stores.postgres import _fencing as fencing
 from dsh_session.stores.postgres import _schema as schema
 from dsh_session.stores.postgres import _search as search_index
 from dsh_session.stores.postgres._fencing import Connection, Fence
-from dsh_session.stores.postgres._follow import listen_events
+from dsh_session.stores.postgres._follow import Listener, listen_events
+from dsh_session.stores.postgres._notify import Notifier
 
 logger = logging.getLogger(__name__)
 
@@ -48,9 +51,8 @@ class PostgresSessionStore(SessionStore):
     requires them (else :class:`StoreNotFoundError`); ``"read"`` requires them and
     opens read-only transactions, so the server refuses every write. ``pool_size`` is
     the most connections the read pool opens. ``notify=False`` leaves out the
-    ``NOTIFY`` of each flush: PostgreSQL serialises the commits of notifying
-    transactions, so many processes flush more per second without it, and followers
-    then see new events only at their ``poll_interval``.
+    ``NOTIFY`` sent after each flush (from a thread with a connection of its own):
+    followers then see new events only at their ``poll_interval``.
     """
 
     def __init__(
@@ -59,12 +61,17 @@ class PostgresSessionStore(SessionStore):
         super().__init__(inline_batch_limit=-1)  # every call on a worker thread
         self.dsn = dsn
         """The DSN given (printed without its password)."""
-        self._notify = notify
         self.read_only = mode == "read"
         self._name = f"PostgresSessionStore({_without_password(dsn)!r})"
+        self._notifier = (
+            Notifier(dsn, fencing.CHANNEL, self._name) if notify and not self.read_only else None
+        )
+        """Wakes followers after each flush (``notify.py``)."""
         self._fences: dict[SessionId, Fence] = {}
         """What this store last saw of each session it owns."""
         self._owner = this_writer()
+        self._listeners: dict[asyncio.AbstractEventLoop, Listener] = {}
+        """The LISTEN connection of this store's followers, per event loop."""
         try:
             self._writer = self._connect()
         except psycopg.Error as error:
@@ -175,7 +182,6 @@ class PostgresSessionStore(SessionStore):
                 rows,
                 token=self._token,
                 owner=self._owner,
-                notify=self._notify,
                 where=repr(self),
                 also=index,
             )
@@ -185,12 +191,13 @@ class PostgresSessionStore(SessionStore):
                 sid,
                 self._fences[sid],
                 rows,
-                notify=self._notify,
                 where=repr(self),
                 also=index,
             )
         self.stats.fsyncs += 1
         self._fences[sid] = fence
+        if self._notifier is not None:
+            self._notifier.announce(sid, fence.head)
 
     # --- reading ----------------------------------------------------------------------
 
@@ -273,6 +280,8 @@ class PostgresSessionStore(SessionStore):
             self._fences.clear()
             self._writer.close()
             self._pool.close()
+            if self._notifier is not None:
+                self._notifier.close()
 
 
 def events_between(
