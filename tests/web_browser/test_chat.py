@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import pytest
-
 from .agents import FILLER
 from .browser import Chat, Row, answers, history
 
