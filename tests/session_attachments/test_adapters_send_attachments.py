@@ -36,7 +36,7 @@ from dsh_session.stores import MemorySessionStore
 
 from .images import gif, png
 
-IMAGE = png(4, 3)
+IMAGE = png(16, 9, noise=True)
 PDF = b"%PDF-1.4\n%%EOF\n"
 NOTES = b"line one\nline two\n"
 GIF = gif(2, 2)
@@ -44,6 +44,12 @@ GIF = gif(2, 2)
 
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
+
+
+def gemini_b64(data: bytes) -> str:
+    """Base64 as google-genai writes bytes: the URL-safe alphabet, which Google's
+    JSON parser takes as it takes the standard one."""
+    return base64.urlsafe_b64encode(data).decode()
 
 
 def request(*messages: Message, provider: str = "deepseek") -> GenerateRequest:
@@ -173,9 +179,9 @@ async def test_gemini_gets_inline_data_for_the_image_the_pdf_and_the_text(
         await collect(gemini(stub).stream(request(message, provider="gemini")))
     assert stub.bodies[0]["contents"][0]["parts"] == [
         {"text": "Compare these."},
-        {"inlineData": {"mime_type": "image/png", "data": b64(IMAGE)}},
-        {"inlineData": {"mime_type": "application/pdf", "data": b64(PDF)}},
-        {"inlineData": {"mime_type": "text/plain", "data": b64(NOTES)}},
+        {"inlineData": {"mime_type": "image/png", "data": gemini_b64(IMAGE)}},
+        {"inlineData": {"mime_type": "application/pdf", "data": gemini_b64(PDF)}},
+        {"inlineData": {"mime_type": "text/plain", "data": gemini_b64(NOTES)}},
     ]
 
 
@@ -257,8 +263,8 @@ async def test_gemini_sends_what_a_tool_returned_as_function_response_parts(
                 "name": "screenshot",
                 "response": {"output": "Taken."},
                 "parts": [
-                    {"inline_data": {"mime_type": "image/png", "data": b64(IMAGE)}},
-                    {"inline_data": {"mime_type": "application/pdf", "data": b64(PDF)}},
+                    {"inline_data": {"mime_type": "image/png", "data": gemini_b64(IMAGE)}},
+                    {"inline_data": {"mime_type": "application/pdf", "data": gemini_b64(PDF)}},
                 ],
             }
         }
