@@ -252,11 +252,7 @@ def _arguments(arguments: str) -> dict[str, Any]:
 
 def _attached(block: ContentBlock) -> AttachmentRef | None:
     """The attachment a file or image block refers to, if it refers to one."""
-    if isinstance(block, FileBlock):
-        return block.attachment
-    if isinstance(block, ImageBlock):
-        return block.attachment
-    return None
+    return block.attachment if isinstance(block, FileBlock | ImageBlock) else None
 
 
 def _inline_data(
