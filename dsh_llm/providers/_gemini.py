@@ -20,6 +20,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "GeminiAdapter needs the 'google-genai' package: pip install 'dsh-sdk[gemini]'"
     ) from error
 
+from dsh_llm._attachments import read_request_attachments
 from dsh_llm._frozen_json import freeze_json, thaw_json
 from dsh_llm._request import GenerateRequest
 from dsh_llm._stream import StreamChunk
@@ -138,7 +139,8 @@ class GeminiAdapter:
     async def _open(self, request: GenerateRequest) -> _ResponseStream:
         """Send the request and wait until its response begins (see
         :class:`_ResponseStream`)."""
-        body = gemini_body(request, thinking=self._thinking)
+        attachments = await read_request_attachments(request.messages)
+        body = gemini_body(request, thinking=self._thinking, attachments=attachments)
         chunks = await self.client.aio.models.generate_content_stream(
             model=request.model,
             contents=body.contents,

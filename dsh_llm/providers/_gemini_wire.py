@@ -6,6 +6,11 @@ Gemini has no system or tool role: the system prompt (and the text of any
 consecutive messages of one role are merged into one turn (the parallel calls of a
 turn must be answered in one turn).
 
+Attachments go as inline data (the bytes, which the SDK sends as base64): images in
+the formats Gemini reads, PDFs, and UTF-8 text files as ``text/plain`` (the text
+type Gemini always takes, whatever the file's own ``text/*`` type). In a tool result
+they are the function response's own parts, beside its text output.
+
 The assistant message's replay state (``format: "gemini"``) holds what its content
 does not: one thought signature (base64, or ``null``) per content block, in order,
 and the ids of the calls the model sent without one (dsh made those up; they are
@@ -23,10 +28,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from dsh_llm._content import ContentBlock, ImageBlock, ReasoningBlock, TextBlock, ToolCallBlock
+from dsh_llm._attachment_ref import AttachmentRef
+from dsh_llm._content import (
+    ContentBlock,
+    FileBlock,
+    ImageBlock,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+)
 from dsh_llm._frozen_json import thaw_json
 from dsh_llm._messages import AssistantMessage, SystemMessage, ToolResultMessage
 from dsh_llm._request import GenerateRequest
+from dsh_llm.providers._attachment_wire import AttachmentBytes, text_of, unsupported_attachment
 from dsh_llm.providers._errors import _UnsupportedRequestError, unsupported_block
 from dsh_llm.providers._replay import own_replay_state
 
@@ -38,6 +52,10 @@ THINKING_LEVELS = ("minimal", "low", "medium", "high")
 WirePart: TypeAlias = dict[str, Any]
 WireContent: TypeAlias = dict[str, Any]
 
+READABLE_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp"})
+"""The attachment image formats Gemini reads (it takes no GIF)."""
+TEXT_MEDIA_TYPE = "text/plain"
+
 
 @dataclass(frozen=True)
 class GeminiBody:
@@ -47,11 +65,18 @@ class GeminiBody:
     config: dict[str, Any]
 
 
-def gemini_body(request: GenerateRequest, *, thinking: Mapping[str, Any] | None) -> GeminiBody:
+def gemini_body(
+    request: GenerateRequest,
+    *,
+    thinking: Mapping[str, Any] | None,
+    attachments: AttachmentBytes | None = None,
+) -> GeminiBody:
     """Translate a request; raises :class:`_UnsupportedRequestError` for content the
-    API cannot carry."""
+    API cannot carry. ``attachments`` holds the bytes of the request's attachments
+    (``read_request_attachments``)."""
+    attachments = attachments or {}
     system = [request.system] if request.system else []
-    replay = _Replay(request)
+    replay = _Replay(request, attachments)
     contents: list[WireContent] = []
     for message in request.messages:
         if isinstance(message, SystemMessage):
@@ -65,7 +90,7 @@ def gemini_body(request: GenerateRequest, *, thinking: Mapping[str, Any] | None)
             role, parts = "user", [replay.function_response(message)]
         else:
             said = [b for b in message.content if not (isinstance(b, TextBlock) and not b.text)]
-            role, parts = "user", [_user_part(message.id, block) for block in said]
+            role, parts = "user", [_user_part(message.id, block, attachments) for block in said]
         if not parts:
             continue  # nothing would be said; the API refuses empty turns
         if contents and contents[-1]["role"] == role:
@@ -124,8 +149,9 @@ class _Replay:
     them: their own replay state, the names of their calls, and which calls had no
     id on the wire."""
 
-    def __init__(self, request: GenerateRequest) -> None:
+    def __init__(self, request: GenerateRequest, attachments: AttachmentBytes) -> None:
         self._request = request
+        self._attachments = attachments
         self._names: dict[str, str] = {}
         self._unnamed: set[str] = set()
         for message in request.messages:
@@ -171,11 +197,22 @@ class _Replay:
                 f"message {message.id!r}: {API} names each tool result after its call, "
                 f"and the call {result.call_id!r} is not in the request"
             )
-        text = "\n\n".join(_text(message.id, block, "a tool result") for block in result.content)
+        texts: list[str] = []
+        media: list[WirePart] = []
+        for block in result.content:
+            ref = _attached(block)
+            if ref is None:
+                texts.append(_text(message.id, block, "a tool result"))
+            else:
+                blob = _inline_data(message.id, ref, "a tool result", self._attachments)
+                media.append({"inline_data": blob})
+        text = "\n\n".join(texts)
         response: WirePart = {
             "name": name,
             "response": {"error": text} if result.is_error else {"output": text},
         }
+        if media:
+            response["parts"] = media
         if result.call_id not in self._unnamed:
             response["id"] = result.call_id
         return {"function_response": response}
@@ -213,9 +250,28 @@ def _arguments(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _user_part(message_id: str, block: ContentBlock) -> WirePart:
+def _attached(block: ContentBlock) -> AttachmentRef | None:
+    """The attachment a file or image block refers to, if it refers to one."""
+    return block.attachment if isinstance(block, FileBlock | ImageBlock) else None
+
+
+def _inline_data(
+    message_id: str, ref: AttachmentRef, where: str, attachments: AttachmentBytes
+) -> dict[str, Any]:
+    """The attachment as an inline blob; a type Gemini does not read is refused."""
+    if ref.media_type in READABLE_IMAGE_TYPES or ref.media_type == "application/pdf":
+        return {"mime_type": ref.media_type, "data": attachments[ref.attachment_id]}
+    if text_of(ref, attachments) is not None:
+        return {"mime_type": TEXT_MEDIA_TYPE, "data": attachments[ref.attachment_id]}
+    raise unsupported_attachment(API, message_id, ref, where)
+
+
+def _user_part(message_id: str, block: ContentBlock, attachments: AttachmentBytes) -> WirePart:
     if isinstance(block, TextBlock):
         return {"text": block.text}
+    ref = _attached(block)
+    if ref is not None:
+        return {"inline_data": _inline_data(message_id, ref, "a user message", attachments)}
     if isinstance(block, ImageBlock):
         if block.url is not None:
             return {"file_data": {"file_uri": block.url, "mime_type": block.media_type}}

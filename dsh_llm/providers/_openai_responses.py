@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, cast
 
+from dsh_llm._attachments import read_request_attachments
 from dsh_llm._request import GenerateRequest
 from dsh_llm._stream import StreamChunk
 from dsh_llm.providers._endpoint import endpoint_url
@@ -100,10 +101,12 @@ class OpenAIResponsesAdapter:
         )
 
     async def _open(self, request: GenerateRequest) -> SdkStream[Any]:
+        attachments = await read_request_attachments(request.messages)
         body = responses_body(
             request,
             encrypted_reasoning=self._encrypted_reasoning,
             reasoning_summary=self._reasoning_summary,
+            attachments=attachments,
         )
         return await self.client.responses.create(
             model=request.model,

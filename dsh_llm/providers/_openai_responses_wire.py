@@ -24,10 +24,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeGuard
 
-from dsh_llm._content import ContentBlock, ImageBlock, ReasoningBlock, TextBlock, ToolCallBlock
+from dsh_llm._content import (
+    ContentBlock,
+    FileBlock,
+    ImageBlock,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+)
 from dsh_llm._frozen_json import thaw_json
 from dsh_llm._messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
 from dsh_llm._request import GenerateRequest
+from dsh_llm.providers._attachment_wire import (
+    AttachmentBytes,
+    data_url,
+    file_name,
+    text_of,
+    unsupported_attachment,
+)
 from dsh_llm.providers._errors import _UnsupportedRequestError, unsupported_block
 from dsh_llm.providers._openai_wire import CACHE_RETENTION, TEXT_SEPARATOR
 from dsh_llm.providers._replay import own_replay_state
@@ -59,9 +73,12 @@ def responses_body(
     *,
     encrypted_reasoning: bool,
     reasoning_summary: ReasoningSummary | None,
+    attachments: AttachmentBytes | None = None,
 ) -> ResponsesBody:
     """Translate a request; raises :class:`_UnsupportedRequestError` for what the
-    protocol cannot carry."""
+    protocol cannot carry. ``attachments`` holds the bytes of the request's
+    attachments (``read_request_attachments``)."""
+    attachments = attachments or {}
     if request.stop:
         raise _UnsupportedRequestError(
             f"{API} has no stop sequences: the request's stop {list(request.stop)!r} cannot be sent"
@@ -69,13 +86,13 @@ def responses_body(
     items: list[WireItem] = []
     for message in request.messages:
         if isinstance(message, ToolResultMessage):
-            items.append(_tool_output(message))
+            items.append(_tool_output(message, attachments))
         elif isinstance(message, AssistantMessage):
             items.extend(_assistant_items(message, request))
         elif isinstance(message, SystemMessage):
             items.append({"role": "system", "content": _plain_text(message)})
         else:
-            items.append({"role": "user", "content": _user_content(message)})
+            items.append({"role": "user", "content": _user_content(message, attachments)})
     options: dict[str, Any] = {"store": False}
     if encrypted_reasoning:
         options["include"] = [ENCRYPTED_REASONING]
@@ -113,20 +130,55 @@ def responses_body(
     return ResponsesBody(input=items, options=options)
 
 
-def _user_content(message: UserMessage) -> str | list[WireItem]:
-    """A string when the message is all text; input parts when it holds images."""
-    if not any(isinstance(block, ImageBlock) for block in message.content):
+def _user_content(message: UserMessage, attachments: AttachmentBytes) -> str | list[WireItem]:
+    """A string when the message is all text; input parts when it holds images or
+    files."""
+    if not any(isinstance(block, ImageBlock | FileBlock) for block in message.content):
         return _plain_text(message)
-    return [_input_part(message.id, block, "a user message") for block in message.content]
+    return [
+        _input_part(message.id, block, "a user message", attachments) for block in message.content
+    ]
 
 
-def _input_part(message_id: str, block: ContentBlock, where: str) -> WireItem:
+def _input_part(
+    message_id: str, block: ContentBlock, where: str, attachments: AttachmentBytes
+) -> WireItem:
     if isinstance(block, TextBlock):
         return {"type": "input_text", "text": block.text}
     if isinstance(block, ImageBlock):
-        url = block.url or f"data:{block.media_type};base64,{block.data}"
-        return {"type": "input_image", "image_url": url, "detail": _IMAGE_DETAIL}
+        return {
+            "type": "input_image",
+            "image_url": _image_url(block, attachments),
+            "detail": _IMAGE_DETAIL,
+        }
+    if isinstance(block, FileBlock):
+        return _file_part(message_id, block, where, attachments)
     raise unsupported_block(API, message_id, block.type, where)
+
+
+def _image_url(block: ImageBlock, attachments: AttachmentBytes) -> str:
+    if block.attachment is not None:
+        return data_url(block.attachment, attachments)
+    return block.url or f"data:{block.media_type};base64,{block.data}"
+
+
+def _file_part(
+    message_id: str, block: FileBlock, where: str, attachments: AttachmentBytes
+) -> WireItem:
+    """A PDF as an ``input_file`` (named, its bytes as a data URL), a UTF-8 text file
+    as input text headed by its name, as for chat completions; anything else is
+    refused."""
+    ref = block.attachment
+    if ref.media_type == "application/pdf":
+        return {
+            "type": "input_file",
+            "filename": file_name(ref),
+            "file_data": data_url(ref, attachments),
+        }
+    text = text_of(ref, attachments)
+    if text is not None:
+        return {"type": "input_text", "text": f"{file_name(ref)}:\n{text}"}
+    raise unsupported_attachment(API, message_id, ref, where)
 
 
 def _plain_text(message: UserMessage | SystemMessage) -> str:
@@ -138,9 +190,9 @@ def _plain_text(message: UserMessage | SystemMessage) -> str:
     return TEXT_SEPARATOR.join(texts)
 
 
-def _tool_output(message: ToolResultMessage) -> WireItem:
+def _tool_output(message: ToolResultMessage, attachments: AttachmentBytes) -> WireItem:
     """A ``function_call_output``: a string when the result is all text, input
-    parts when it holds images."""
+    parts when it holds images or files."""
     result = message.content[0]
     output: str | list[WireItem]
     if all(isinstance(block, TextBlock) for block in result.content):
@@ -148,7 +200,9 @@ def _tool_output(message: ToolResultMessage) -> WireItem:
             block.text for block in result.content if isinstance(block, TextBlock)
         )
     else:
-        output = [_input_part(message.id, block, "a tool result") for block in result.content]
+        output = [
+            _input_part(message.id, block, "a tool result", attachments) for block in result.content
+        ]
     return {"type": "function_call_output", "call_id": result.call_id, "output": output}
 
 
