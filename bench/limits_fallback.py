@@ -2,14 +2,15 @@
 turn when nothing is refused and nothing fails.
 
 The tool turn of the agent suite (one call of ``add``, then a text answer, instant
-model: the shared harness of ``_instant.py``), played by a plain loop, by a loop with per-turn and per-session
-``UsageLimits`` set (every limit, none reached: both checks run before each request
-and before the tool call), and by a loop whose adapter is a ``FallbackAdapter`` over
-the instant model and a second one (the primary serves). In a new conversation and
-after 200 turns (the limits fold only the events since their last check, so their
-cost must not grow with the conversation). CPU time. Target: each at most 1.02x the
-plain loop; and, measured alone (steadier on a shared machine), the guard's work of one
-tool turn and the adapter's routing of its requests each at most 0.02x the turn.
+model: the shared harness of ``_instant.py``), played by a plain loop, by a loop with
+per-turn and per-session ``UsageLimits`` set (every limit, none reached: both checks
+run before each request and before the tool call), and by a loop whose adapter is a
+``FallbackAdapter`` over the instant model and a second one (the primary serves). In
+a new conversation and after 200 turns (the limits fold only the events since their
+last check, so their cost must not grow with the conversation). CPU time. Target:
+each at most 1.02x the plain loop; and, measured alone (steadier on a shared
+machine), the guard's work of one tool turn and the adapter's routing of its requests
+each at most 0.02x the turn.
 """
 
 from __future__ import annotations

@@ -244,13 +244,13 @@ class UsageTally:
         returns the tally."""
         folds, session = _FOLDS, self._session
         for event in events:
-            kind = type(event)  # event classes are final: identity, not isinstance
-            if kind is AssistantChunkEvent:  # the most frequent: inline
+            # event classes are final: identity, not isinstance
+            if type(event) is AssistantChunkEvent:  # the most frequent: inline
                 data = event.data
                 if type(data.chunk) is FinishChunk:
                     session.requests += 1
                     self._counts(data.turn).requests += 1
-            elif (fold := folds.get(kind)) is not None:
+            elif (fold := folds.get(type(event))) is not None:
                 fold(self, event)
         return self
 
