@@ -81,7 +81,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     missed = [t.describe() for c in cases for t in c.targets if not t.met(c.values)]
     print(f"\n{len(cases)} cases; targets missed: {len(missed)}")
     if args.json:
-        report = {"quick": options.quick, "full_scale": options.full_scale, "cases": [case.to_json() for case in cases]}
+        report = {
+            "quick": options.quick,
+            "full_scale": options.full_scale,
+            "cases": [case.to_json() for case in cases],
+        }
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0
 

@@ -76,7 +76,7 @@ def _agent(session: Session, store: SqliteSessionStore | None) -> AgentLoop:
 
 async def _populate(store: SqliteSessionStore, count: int) -> list[str]:
     """``count`` sessions of ``TURNS`` tool turns, played in memory, one flush each."""
-    ids = []
+    ids: list[str] = []
     for _ in range(count):
         agent = _agent(Session.create(), None)
         for _ in range(TURNS):
