@@ -110,7 +110,7 @@ def _stores(directory: Path) -> Iterator[dict[str, str]]:
 
 async def _write(urls: dict[str, str], sizes: tuple[int, ...]) -> dict[int, str]:
     """Write a session of each size to every store; load it once (its end-seed)."""
-    ids = {}
+    ids: dict[int, str] = {}
     for size in sizes:
         session = _session_with(size, f"long-{size}")
         ids[size] = session.id
