@@ -45,7 +45,7 @@ def _census() -> tuple[int, int]:
 
 
 async def _stored_sessions(store: SqliteSessionStore) -> list[str]:
-    ids = []
+    ids: list[str] = []
     for _ in range(SESSIONS):
         session = Session.create()
         store.attach(session)
