@@ -103,6 +103,7 @@ async def _turn_times(
         start = time.process_time()
         await play_turn(agent)
         elapsed = time.process_time() - start
+        await agent.aclose()  # gives the session back; it stays attached to the store
         if loaded is None:
             store.detach(session)  # the turn ended with a flush: nothing pending
         if index >= 10:
