@@ -445,7 +445,8 @@ def _load_cases_in(runner: asyncio.Runner, options: Options, directory: Path) ->
         return [_VALIDATE_JSON(row) for (row,) in db.execute(query)]
 
     def jsonl_validated() -> list[Any]:
-        return [_VALIDATE_JSON(line) for line in jsonl_file.read_bytes().splitlines()]
+        _header, *lines = jsonl_file.read_bytes().splitlines()  # the session line first
+        return [_VALIDATE_JSON(line) for line in lines]
 
     def load_with(store: SessionStore) -> Callable[[], object]:
         def load() -> object:
