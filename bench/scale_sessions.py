@@ -5,8 +5,9 @@ played with the instant model of ``_instant.py`` and stored in one SQLite file (
 17), then all loaded from it (``store.load``: validated, repair-checked, attached) and
 left idle. The suite reports:
 
-- resident memory (RSS) per idle session and per kept message (the messages on the
-  sessions' surfaces), and the Python heap objects per session, while all are loaded;
+- resident memory (RSS) per idle session, per kept message (the messages on the
+  sessions' surfaces) and per event, and the Python heap objects per session, while
+  all are loaded;
 - a tool turn on one of the loaded sessions (attached to the store, so the turn's
   flushes commit and fsync), CPU time per turn, p99 and median, against the same turn
   on a session loaded into an otherwise empty process (before the sessions are loaded
@@ -186,9 +187,9 @@ async def _measure(options: Options, directory: Path) -> list[Case]:
                 "RSS per idle session": held / count,
                 "RSS per kept message": held / messages,
                 "RSS per event": held / events,
-                "heap objects per session": (objects_loaded - objects_before) / count,
             },
-            notes=f"{scale}; RSS after unloading all: {(rss_unloaded - rss_before) / 2**20:+,.0f}"
+            notes=f"{scale}; {(objects_loaded - objects_before) / count:,.0f} heap objects "
+            f"per session; RSS after unloading all: {(rss_unloaded - rss_before) / 2**20:+,.0f}"
             f" MiB, live objects {objects_unloaded - objects_before:+,}",
         ),
         Case(
