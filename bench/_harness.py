@@ -24,6 +24,9 @@ class Options:
 
     quick: bool = False
     """Fewer repeats and smaller sizes, so the whole run stays under a minute."""
+    full_scale: bool = False
+    """The scale suites (``scale_*.py``) at the issue's full scale (10,000 sessions,
+    1M-event sessions: minutes each) instead of their default, smaller one."""
 
     def repeats(self, full: int) -> int:
         """How many repeats to take of a measurement that wants ``full`` of them."""

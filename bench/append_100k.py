@@ -19,7 +19,8 @@ Subjects, each timed from a collected heap and both clocks read around the loop 
   dsh's, field by field (ids and times aside), so both append the same events.
 
 Repeats alternate between the subjects in rotating order, so drift in machine speed hits
-them alike. Target: ``dsh`` at most 1.0x the harness, on both clocks.
+them alike. Target (issue 33): ``dsh, gc paused`` at most 0.85x the harness, on both
+clocks; ``dsh`` with the collector running is reported beside it.
 """
 
 from __future__ import annotations
@@ -122,7 +123,8 @@ def _cases(events: int, options: Options, peer: HarnessPeer | None) -> list[Case
         subjects["harness"] = peer.append
         notes = f"harness on node {peer.node_version}, timed inside node"
     wall, cpu = _measure(subjects, events, options.repeats(5))
-    targets = (Target("harness", 1.0),) if peer is not None else ()
+    # issue 33: dsh's own work against the harness's; the collector's walk is reported
+    targets = (Target("harness", 0.85, subject="dsh, gc paused"),) if peer is not None else ()
     name = f"append {events // 1000}k events of the turn mix to an in-memory session"
     per_event = ", ".join(f"{k} {v / events * 1e6:.1f} µs" for k, v in cpu.items())
     return [

@@ -13,7 +13,8 @@ import asyncio
 import dataclasses
 
 from _harness import Case, Options, compare
-from agent import CONVERSATION, QUESTION, TURNS_PER_CALL, InstantModel, Turn, _batch, add
+from _instant import QUESTION, TURNS_PER_CALL, InstantModel, Turn, add, batch
+from agent import CONVERSATION
 
 from dsh_agent import AgentLoop
 from dsh_llm import create_user_message
@@ -61,8 +62,8 @@ def run(options: Options) -> list[Case]:
     try:
         fresh = compare(
             {
-                "dsh, plain tool": _batch(loop, _new_conversation(gated=False)),
-                "dsh, tool requiring approval": _batch(loop, _new_conversation(gated=True)),
+                "dsh, plain tool": batch(loop, _new_conversation(gated=False)),
+                "dsh, tool requiring approval": batch(loop, _new_conversation(gated=True)),
             },
             number=5,
             repeats=options.repeats(20),
@@ -73,8 +74,8 @@ def run(options: Options) -> list[Case]:
                 loop.run_until_complete(_turn(agent))
         late = compare(
             {
-                "dsh, plain tool": _batch(loop, _late_in(plain)),
-                "dsh, tool requiring approval": _batch(loop, _late_in(gated)),
+                "dsh, plain tool": batch(loop, _late_in(plain)),
+                "dsh, tool requiring approval": batch(loop, _late_in(gated)),
             },
             number=1,
             repeats=options.repeats(10),

@@ -22,7 +22,7 @@ import statistics
 import time
 
 from _harness import Case, Options, Target
-from agent import QUESTION, SYSTEM, InstantModel, add
+from _instant import QUESTION, SYSTEM, InstantModel, add
 from session import _session_with
 
 from dsh_agent import AgentLoop

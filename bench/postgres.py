@@ -6,7 +6,9 @@
   commit per batch on the event loop's thread), and the floor serializing inside the
   timed part. Target: within 1.3x of the floor.
 - Loading a 100k-event session (validate, repair check, derive) beside the floor of
-  ``SELECT`` + ``json.loads`` of the same rows. Target: at most 2x the floor.
+  ``SELECT`` + ``json.loads`` of the same rows, and the validating floor (``SELECT`` +
+  pydantic-core's ``validate_json`` into dsh's event models, collector paused). Target
+  (issue 33): at most 1.25x the validating floor.
 - LangGraph's ``PostgresSaver`` writing the same conversation: one checkpoint per
   dsh flush, each holding the conversation so far (what a graph's state holds),
   beside dsh flushing the conversation's new events at the same points.
@@ -29,7 +31,18 @@ from _postgres import schema, server
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
-from session import _appender, _dsh_flush, _EventSource, _FlushSubject, _session_with, _time_flushes
+from session import (
+    _VALIDATE_JSON,
+    LOAD_TARGET,
+    VALIDATING_FLOOR,
+    _appender,
+    _dsh_flush,
+    _EventSource,
+    _FlushSubject,
+    _gc_paused,
+    _session_with,
+    _time_flushes,
+)
 
 from dsh_session._session import Session
 from dsh_session.stores import PostgresSessionStore
@@ -114,6 +127,10 @@ def _load_case(dsn: str, options: Options) -> Case:
             query = "SELECT event FROM dsh_events WHERE session_id = 'long' ORDER BY seq"
             return [json.loads(row) for (row,) in floor.execute(query)]
 
+        def validated() -> list[Any]:
+            query = "SELECT event FROM dsh_events WHERE session_id = 'long' ORDER BY seq"
+            return [_VALIDATE_JSON(row) for (row,) in floor.execute(query)]
+
         def load() -> object:
             loaded = runner.run(store.load("long"))
             messages = loaded.derive_messages()
@@ -121,7 +138,11 @@ def _load_case(dsn: str, options: Options) -> Case:
             return messages
 
         values = compare(
-            {"dsh PostgresSessionStore": load, "floor SELECT + json.loads": rows},
+            {
+                "dsh PostgresSessionStore": load,
+                "floor SELECT + json.loads": rows,
+                VALIDATING_FLOOR: _gc_paused(validated),
+            },
             number=1,
             repeats=options.repeats(5),
         )
@@ -132,7 +153,7 @@ def _load_case(dsn: str, options: Options) -> Case:
         f"load a {events // 1000}k-event session (validate, repair check, derive), PostgreSQL",
         "s",
         values,
-        targets=(Target("floor SELECT + json.loads", 2.0, subject="dsh PostgresSessionStore"),),
+        targets=(Target(VALIDATING_FLOOR, LOAD_TARGET, subject="dsh PostgresSessionStore"),),
     )
 
 

@@ -1,6 +1,6 @@
 """Run every benchmark suite in one process and print figures and ratios.
 
-    python bench/run.py [--quick] [--json FILE] [--suite NAME ...]
+    python bench/run.py [--quick] [--full-scale] [--json FILE] [--suite NAME ...]
 
 Suites are the modules beside this file whose name does not start with ``_``; each
 exposes ``run(options) -> list[Case]`` (see bench/README.md).
@@ -51,6 +51,11 @@ def load_suite(name: str) -> SuiteRun:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a run under a minute")
+    parser.add_argument(
+        "--full-scale",
+        action="store_true",
+        help="the scale suites at full scale (10,000 sessions, 1M events: minutes)",
+    )
     parser.add_argument("--json", type=Path, help="also write every figure to this file")
     parser.add_argument("--suite", action="append", help="run only this suite (repeatable)")
     args = parser.parse_args(argv)
@@ -65,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MissingPeerError as error:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
 
-    options = Options(quick=args.quick)
+    options = Options(quick=args.quick, full_scale=args.full_scale)
     cases: list[Case] = []
     for name in chosen:
         print(f"\n=== suite {name}{' (quick)' if options.quick else ''}", flush=True)
@@ -76,7 +81,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     missed = [t.describe() for c in cases for t in c.targets if not t.met(c.values)]
     print(f"\n{len(cases)} cases; targets missed: {len(missed)}")
     if args.json:
-        report = {"quick": options.quick, "cases": [case.to_json() for case in cases]}
+        report = {
+            "quick": options.quick,
+            "full_scale": options.full_scale,
+            "cases": [case.to_json() for case in cases],
+        }
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0
 

@@ -12,7 +12,8 @@ import asyncio
 from collections.abc import Callable
 
 from _harness import Case, Options, compare
-from agent import TURNS_PER_CALL, Turn, _batch, _dsh_agent, _dsh_turn
+from _instant import TURNS_PER_CALL, Turn, batch, play_turn
+from agent import _dsh_agent
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -26,10 +27,10 @@ def _traced_turn(provider: TracerProvider | None, *, include_content: bool) -> T
     async def turn() -> None:
         agent = _dsh_agent(with_tool=True)
         if provider is None:
-            await _dsh_turn(agent)
+            await play_turn(agent)
             return
         with trace_agent(agent, tracer_provider=provider, include_content=include_content):
-            await _dsh_turn(agent)
+            await play_turn(agent)
 
     return turn
 
@@ -41,9 +42,9 @@ def run(options: Options) -> list[Case]:
     loop = asyncio.new_event_loop()
     try:
         subjects = {
-            "dsh, tracing off": _batch(loop, _traced_turn(None, include_content=False)),
-            "dsh, traced": _batch(loop, _traced_turn(provider, include_content=False)),
-            "dsh, traced with content": _batch(loop, _traced_turn(provider, include_content=True)),
+            "dsh, tracing off": batch(loop, _traced_turn(None, include_content=False)),
+            "dsh, traced": batch(loop, _traced_turn(provider, include_content=False)),
+            "dsh, traced with content": batch(loop, _traced_turn(provider, include_content=True)),
         }
 
         def cleared_after(call: Callable[[], None]) -> Callable[[], None]:

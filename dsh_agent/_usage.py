@@ -242,39 +242,44 @@ class UsageTally:
     def add_all(self, events: Iterable[LogEvent]) -> UsageTally:
         """Fold ``events`` in (dispatched on their class: most events count nothing);
         returns the tally."""
-        folds = _FOLDS
+        folds, session = _FOLDS, self._session
         for event in events:
-            if isinstance(event, AssistantChunkEvent):  # the most frequent: inline
+            # event classes are final: identity, not isinstance
+            if type(event) is AssistantChunkEvent:  # the most frequent: inline
                 data = event.data
                 if type(data.chunk) is FinishChunk:
-                    self._session.requests += 1
+                    session.requests += 1
                     self._counts(data.turn).requests += 1
-                continue
-            fold = folds.get(type(event))
-            if fold is not None:
+            elif (fold := folds.get(type(event))) is not None:
                 fold(self, event)
         return self
 
     def _message(self, event: AssistantMessageEvent) -> None:
-        data, usage = event.data, event.data.usage
-        price, unpriced = None, 0
-        if usage is not None and self._prices is not None:
+        data = event.data
+        session, turn = self._session, self._counts(data.turn)
+        if data.interrupted:
+            session.requests += 1
+            turn.requests += 1
+        usage = data.usage
+        if usage is None:
+            return
+        read, written = usage.cache_read_tokens or 0, usage.cache_write_tokens or 0
+        spent_in, spent_out = usage.input_tokens + read + written, usage.output_tokens
+        cost, unpriced = 0.0, 0
+        if self._prices is not None:
             source = data.message.source
             price = self._prices.get(f"{source.provider}:{source.model}")
-            unpriced = int(price is None)
-        for counts in (self._session, self._counts(data.turn)):
-            if data.interrupted:
-                counts.requests += 1
-            if usage is None:
-                continue
-            read, written = usage.cache_read_tokens or 0, usage.cache_write_tokens or 0
-            counts.input_tokens += usage.input_tokens + read + written
-            counts.output_tokens += usage.output_tokens
+            if price is None:
+                unpriced = 1
+            else:
+                cost = price.cost(usage)
+        for counts in (session, turn):
+            counts.input_tokens += spent_in
+            counts.output_tokens += spent_out
             counts.cache_read_tokens += read
             counts.cache_write_tokens += written
             counts.unpriced_requests += unpriced
-            if price is not None:
-                counts.cost += price.cost(usage)
+            counts.cost += cost
 
     def _counts(self, turn: int) -> _Counts:
         counts = self._turns.get(turn)

@@ -39,11 +39,11 @@ class PrefixView(Sequence[T]):
 
     def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
         if isinstance(index, slice):
-            positions = range(self._length)[index]
-            if positions.step == 1:  # a plain slice: one C copy (a store's pending tail)
-                return tuple(self._items[positions.start : positions.stop])
+            start, stop, step = index.indices(self._length)
+            if step == 1:  # a plain slice: one C copy (a store's pending tail, a guard's)
+                return tuple(self._items[start:stop])
             items = self._items
-            return tuple(items[i] for i in positions)
+            return tuple(items[i] for i in range(start, stop, step))
         position = index + self._length if index < 0 else index
         if not 0 <= position < self._length:
             raise IndexError(f"index {index} out of range for {self._length} items")

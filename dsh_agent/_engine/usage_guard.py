@@ -55,10 +55,10 @@ class UsageGuard:
         return None
 
     def _catch_up(self) -> None:
-        events = self._session.events
-        seen, end = self._seen, len(events)
+        session = self._session
+        seen, end = self._seen, session.seq
         if seen != end:
-            self._tally.add_all(events[seen:end])  # one C copy of the new tail
+            self._tally.add_all(session.events[seen:end])  # one C copy of the new tail
             self._seen = end
 
 

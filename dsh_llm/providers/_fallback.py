@@ -51,13 +51,11 @@ class FallbackAdapter:
         self.on = frozenset(on)
         """The failure codes (:mod:`dsh_llm.failure_codes`) that move to the next model."""
         self.provider, self.model = self.routes[0]
+        self._by_route = dict(zip(self.routes, self.adapters, strict=True))
 
     def serving(self, provider: str, model: str) -> ModelAdapter:
         """The adapter a request for ``provider`` and ``model`` goes to."""
-        for route, adapter in zip(self.routes, self.adapters, strict=True):
-            if route == (provider, model):
-                return adapter
-        return self.adapters[0]
+        return self._by_route.get((provider, model), self.adapters[0])
 
     def next_route(self, provider: str, model: str, failure: LlmFailure) -> tuple[str, str] | None:
         """The provider and model to try after ``failure`` of a request to ``provider``

@@ -9,7 +9,8 @@ current pass through untouched, so corruption is not disguised as legacy data.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 from typing import Any, TypeGuard
 
 from dsh_session.errors import LegacyRecordError
@@ -77,9 +78,12 @@ def _legacy_failure(reason: Json) -> Json | None:
     return failure if typed and status_ok and retry_ok and request_ok else None
 
 
-def _end_reason(reason: Json, refuse: LegacyRecordError) -> Json | None:
+def _end_reason(reason: Json, refusal: Callable[[], LegacyRecordError]) -> Json | None:
     """The current reason for an old one; ``None`` when the reason is already current."""
     kind = reason["kind"]
+    if kind in _UNCHANGED_END_KINDS and len(reason) == 1:
+        return None  # almost every turn/end: nothing to check further, nothing to build
+    refuse = refusal()
     if kind in _UNCHANGED_END_KINDS:
         if not _has_only(reason, ("kind",)):
             raise refuse
@@ -115,7 +119,7 @@ def _turn_end(event: Json, session_id: str) -> Json:
     data = event.get("data")
     if event.get("type") != "turn/end" or not isinstance(data, dict):
         return event
-    refuse = _refuse(session_id, event, "turn/end")
+    refusal = functools.partial(_refuse, session_id, event, "turn/end")
     reason = data.get("reason")
     turn = data.get("turn")
     if (
@@ -125,8 +129,8 @@ def _turn_end(event: Json, session_id: str) -> Json:
         or not isinstance(reason, dict)
         or not isinstance(reason.get("kind"), str)
     ):
-        raise refuse
-    current = _end_reason(reason, refuse)
+        raise refusal()
+    current = _end_reason(reason, refusal)
     return event if current is None else {**event, "data": {**data, "reason": current}}
 
 
