@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from _harness import Case, Options, Target
-from postgres import _schema, _server
+from _postgres import schema, server
 from session import _session_with
 from verify import _measure
 
@@ -101,11 +101,11 @@ appended to it and to a new session (argv[4] repeats each); prints JSON."""
 @contextmanager
 def _stores(directory: Path) -> Iterator[dict[str, str]]:
     """The URL of each store form."""
-    with _server() as dsn:
+    with server() as dsn:
         yield {
             "zstd JSONL": f"jsonl:///{directory / 'jsonl'}",
             "SQLite schema 17": f"sqlite:///{directory / 'sessions.db'}",
-            "PostgreSQL": _schema(dsn, "bench_scale_long"),
+            "PostgreSQL": schema(dsn, "bench_scale_long"),
         }
 
 
