@@ -86,7 +86,11 @@ async def test_closing_loaded_sessions_gives_their_memory_back(
     held_objects, held_bytes = alive_objects - objects, alive_bytes - traced_bytes
     assert held_objects > SESSIONS * 100  # the census sees sessions at all
     assert after_objects - objects <= SLACK_OBJECTS, (after_objects - objects, held_objects)
-    assert after_bytes - traced_bytes <= held_bytes // 50, (after_bytes - traced_bytes, held_bytes)
+    # Bytes are traced in every thread of the process, and under xdist a thread an
+    # earlier test left (a server, a notifier) may allocate meanwhile: the object census
+    # above is the exact check (one kept session is thousands of objects), the bytes a
+    # coarse one.
+    assert after_bytes - traced_bytes <= held_bytes // 5, (after_bytes - traced_bytes, held_bytes)
     await store.close()
 
 
