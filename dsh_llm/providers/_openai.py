@@ -19,8 +19,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 from dsh_llm._attachments import read_request_attachments
 from dsh_llm._request import GenerateRequest
 from dsh_llm._stream import StreamChunk
-from dsh_llm.providers._endpoint import endpoint_url
-from dsh_llm.providers._openai_client import OPENAI_ERRORS, openai_client
+from dsh_llm.providers._openai_client import OpenAIConnection
 from dsh_llm.providers._openai_stream import ChatStreamTranslator
 from dsh_llm.providers._openai_wire import MaxTokensField, chat_body
 from dsh_llm.providers._streaming import (
@@ -28,10 +27,7 @@ from dsh_llm.providers._streaming import (
     DEFAULT_FIRST_CHUNK_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
     SdkStream,
-    checked_timeout,
-    run_stream,
 )
-from dsh_llm.providers._transport_failures import Endpoint
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
@@ -95,34 +91,26 @@ class OpenAIChatAdapter:
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         max_tokens_field: MaxTokensField = "max_tokens",
     ) -> None:
-        connect_timeout = checked_timeout("connect_timeout", connect_timeout)
-        self._first_chunk_timeout = checked_timeout("first_chunk_timeout", first_chunk_timeout)
-        self._idle_timeout = checked_timeout("idle_timeout", idle_timeout)
-        self._connect_timeout: float | None = None  # unknown for a client of the caller's
+        self._connection = OpenAIConnection.build(
+            client=client,
+            provider=provider,
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=max_retries,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            first_chunk_timeout=first_chunk_timeout,
+            idle_timeout=idle_timeout,
+        )
+        self.client = self._connection.client
         self.provider = provider
         self.model = model
         self._max_tokens_field: MaxTokensField = max_tokens_field
-        if client is None:
-            client = openai_client(
-                provider=provider,
-                base_url=base_url,
-                api_key=api_key,
-                max_retries=max_retries,
-                timeout=timeout,
-                connect_timeout=connect_timeout,
-            )
-            self._connect_timeout = connect_timeout
-        self.client = client
 
     def stream(self, request: GenerateRequest) -> AsyncIterator[StreamChunk]:
         """Stream one completion; failures end in ``finish {error}``."""
-        return run_stream(
-            lambda: self._open(request),
-            ChatStreamTranslator(),
-            OPENAI_ERRORS,
-            Endpoint(endpoint_url(self.client, "chat/completions"), self._connect_timeout),
-            idle_timeout=self._idle_timeout,
-            first_chunk_timeout=self._first_chunk_timeout,
+        return self._connection.stream(
+            lambda: self._open(request), ChatStreamTranslator(), "chat/completions"
         )
 
     async def _open(self, request: GenerateRequest) -> SdkStream[ChatCompletionChunk]:

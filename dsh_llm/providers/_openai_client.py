@@ -1,6 +1,7 @@
 """The ``openai`` SDK client both OpenAI adapters build (chat completions and
 Responses): which endpoint and key a provider name implies, checked, with dsh's
-timeouts.
+timeouts; and :class:`OpenAIConnection`, the client with those timeouts that both
+adapters stream through.
 
 Install with ``pip install 'dsh-sdk[openai]'``.
 """
@@ -14,9 +15,17 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "the OpenAI adapters need the 'openai' package: pip install 'dsh-sdk[openai]'"
     ) from error
 
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dsh_llm._stream import StreamChunk
 from dsh_llm.providers._client_options import chosen_base_url, client_timeout
+from dsh_llm.providers._endpoint import endpoint_url
 from dsh_llm.providers._errors import SdkErrors
 from dsh_llm.providers._keys import resolve_api_key
+from dsh_llm.providers._streaming import EventTranslator, SdkStream, checked_timeout, run_stream
+from dsh_llm.providers._transport_failures import Endpoint
 
 OPENAI_ERRORS = SdkErrors(
     status=openai.APIStatusError,
@@ -83,10 +92,70 @@ def openai_client(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class OpenAIConnection:
+    """An OpenAI adapter's client and dsh's timeouts (checked), and how one of its
+    calls streams: the same for chat completions and Responses."""
+
+    client: openai.AsyncOpenAI
+    connect_timeout: float | None
+    """``None`` too for a client of the caller's: its connect timeout is unknown."""
+    first_chunk_timeout: float | None
+    idle_timeout: float | None
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        client: openai.AsyncOpenAI | None,
+        provider: str,
+        base_url: str | None,
+        api_key: str | None,
+        max_retries: int,
+        timeout: float | None,
+        connect_timeout: float | None,
+        first_chunk_timeout: float | None,
+        idle_timeout: float | None,
+    ) -> OpenAIConnection:
+        """The caller's ``client``, or one built by :func:`openai_client`."""
+        connect_timeout = checked_timeout("connect_timeout", connect_timeout)
+        first_chunk_timeout = checked_timeout("first_chunk_timeout", first_chunk_timeout)
+        idle_timeout = checked_timeout("idle_timeout", idle_timeout)
+        if client is not None:
+            return cls(client, None, first_chunk_timeout, idle_timeout)
+        built = openai_client(
+            provider=provider,
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=max_retries,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+        )
+        return cls(built, connect_timeout, first_chunk_timeout, idle_timeout)
+
+    def stream(
+        self,
+        open_call: Callable[[], Awaitable[SdkStream[Any]]],
+        translator: EventTranslator[Any],
+        path: str,
+    ) -> AsyncIterator[StreamChunk]:
+        """One call to ``path`` (``"chat/completions"``, ``"responses"``), opened by
+        ``open_call``; failures end in ``finish {error}``."""
+        return run_stream(
+            open_call,
+            translator,
+            OPENAI_ERRORS,
+            Endpoint(endpoint_url(self.client, path), self.connect_timeout),
+            idle_timeout=self.idle_timeout,
+            first_chunk_timeout=self.first_chunk_timeout,
+        )
+
+
 __all__ = [
     "BASE_URL_VARIABLES",
     "KNOWN_PROVIDERS",
     "OPENAI_ERRORS",
     "OTHER_KEY_VARIABLE",
+    "OpenAIConnection",
     "openai_client",
 ]

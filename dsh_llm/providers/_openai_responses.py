@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 from dsh_llm._attachments import read_request_attachments
 from dsh_llm._request import GenerateRequest
 from dsh_llm._stream import StreamChunk
-from dsh_llm.providers._endpoint import endpoint_url
-from dsh_llm.providers._openai_client import OPENAI_ERRORS, openai_client
+from dsh_llm.providers._openai_client import OpenAIConnection
 from dsh_llm.providers._openai_responses_stream import ResponsesStreamTranslator
 from dsh_llm.providers._openai_responses_wire import ReasoningSummary, responses_body
 from dsh_llm.providers._streaming import (
@@ -21,10 +20,7 @@ from dsh_llm.providers._streaming import (
     DEFAULT_FIRST_CHUNK_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
     SdkStream,
-    checked_timeout,
-    run_stream,
 )
-from dsh_llm.providers._transport_failures import Endpoint
 
 if TYPE_CHECKING:
     import openai
@@ -69,35 +65,27 @@ class OpenAIResponsesAdapter:
         encrypted_reasoning: bool = True,
         reasoning_summary: ReasoningSummary | None = None,
     ) -> None:
-        connect_timeout = checked_timeout("connect_timeout", connect_timeout)
-        self._first_chunk_timeout = checked_timeout("first_chunk_timeout", first_chunk_timeout)
-        self._idle_timeout = checked_timeout("idle_timeout", idle_timeout)
-        self._connect_timeout: float | None = None  # unknown for a client of the caller's
+        self._connection = OpenAIConnection.build(
+            client=client,
+            provider=provider,
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=max_retries,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            first_chunk_timeout=first_chunk_timeout,
+            idle_timeout=idle_timeout,
+        )
+        self.client = self._connection.client
         self.provider = provider
         self.model = model
         self._encrypted_reasoning = encrypted_reasoning
         self._reasoning_summary: ReasoningSummary | None = reasoning_summary
-        if client is None:
-            client = openai_client(
-                provider=provider,
-                base_url=base_url,
-                api_key=api_key,
-                max_retries=max_retries,
-                timeout=timeout,
-                connect_timeout=connect_timeout,
-            )
-            self._connect_timeout = connect_timeout
-        self.client = client
 
     def stream(self, request: GenerateRequest) -> AsyncIterator[StreamChunk]:
         """Stream one response; failures end in ``finish {error}``."""
-        return run_stream(
-            lambda: self._open(request),
-            ResponsesStreamTranslator(),
-            OPENAI_ERRORS,
-            Endpoint(endpoint_url(self.client, "responses"), self._connect_timeout),
-            idle_timeout=self._idle_timeout,
-            first_chunk_timeout=self._first_chunk_timeout,
+        return self._connection.stream(
+            lambda: self._open(request), ResponsesStreamTranslator(), "responses"
         )
 
     async def _open(self, request: GenerateRequest) -> SdkStream[Any]:
