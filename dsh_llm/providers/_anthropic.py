@@ -31,10 +31,8 @@ from dsh_llm.providers._streaming import (
     DEFAULT_FIRST_CHUNK_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
     SdkStream,
-    checked_timeout,
-    run_stream,
+    StreamTimeouts,
 )
-from dsh_llm.providers._transport_failures import Endpoint
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, RawMessageStreamEvent
@@ -95,10 +93,9 @@ class AnthropicAdapter:
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
         thinking: Mapping[str, Any] | None = None,
     ) -> None:
-        connect_timeout = checked_timeout("connect_timeout", connect_timeout)
-        self._first_chunk_timeout = checked_timeout("first_chunk_timeout", first_chunk_timeout)
-        self._idle_timeout = checked_timeout("idle_timeout", idle_timeout)
-        self._connect_timeout: float | None = None  # unknown for a client of the caller's
+        timeouts = StreamTimeouts.checked(
+            connect=connect_timeout, first_chunk=first_chunk_timeout, idle=idle_timeout
+        )
         self.provider = "anthropic"
         self.model = model
         if client is None:
@@ -121,10 +118,12 @@ class AnthropicAdapter:
                     anthropic.Timeout,
                     anthropic.DEFAULT_TIMEOUT,
                     timeout=timeout,
-                    connect_timeout=connect_timeout,
+                    connect_timeout=timeouts.connect,
                 ),
             )
-            self._connect_timeout = connect_timeout
+        else:
+            timeouts = timeouts.for_callers_client()
+        self._timeouts = timeouts
         self.client = client
         self._default_max_tokens = default_max_tokens
         # A detached copy, checked to be JSON now rather than on the first request.
@@ -134,13 +133,11 @@ class AnthropicAdapter:
 
     def stream(self, request: GenerateRequest) -> AsyncIterator[StreamChunk]:
         """Stream one message; failures end in ``finish {error}``."""
-        return run_stream(
+        return self._timeouts.stream(
             lambda: self._open(request),
             MessagesStreamTranslator(),
             ANTHROPIC_ERRORS,
-            Endpoint(endpoint_url(self.client, "v1/messages"), self._connect_timeout),
-            idle_timeout=self._idle_timeout,
-            first_chunk_timeout=self._first_chunk_timeout,
+            endpoint_url(self.client, "v1/messages"),
         )
 
     async def _open(self, request: GenerateRequest) -> SdkStream[RawMessageStreamEvent]:

@@ -35,10 +35,9 @@ from dsh_llm.providers._streaming import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_FIRST_CHUNK_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
+    StreamTimeouts,
     checked_timeout,
-    run_stream,
 )
-from dsh_llm.providers._transport_failures import Endpoint
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 API_VERSION = "v1beta"
@@ -89,11 +88,10 @@ class GeminiAdapter:
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         thinking: Mapping[str, Any] | None = None,
     ) -> None:
-        connect_timeout = checked_timeout("connect_timeout", connect_timeout)
+        timeouts = StreamTimeouts.checked(
+            connect=connect_timeout, first_chunk=first_chunk_timeout, idle=idle_timeout
+        )
         timeout = checked_timeout("timeout", timeout)
-        self._first_chunk_timeout = checked_timeout("first_chunk_timeout", first_chunk_timeout)
-        self._idle_timeout = checked_timeout("idle_timeout", idle_timeout)
-        self._connect_timeout: float | None = None  # unknown for a client of the caller's
         self.provider = "gemini"
         self.model = model
         self._base_url: str | None = None
@@ -116,24 +114,24 @@ class GeminiAdapter:
                         else None
                     ),
                     httpx_async_client=gemini_http_client(
-                        connect_timeout=connect_timeout, timeout=timeout
+                        connect_timeout=timeouts.connect, timeout=timeout
                     ),
                 ),
             )
-            self._connect_timeout = connect_timeout
             self._base_url = url
+        else:
+            timeouts = timeouts.for_callers_client()
+        self._timeouts = timeouts
         self.client = client
         self._thinking = None if thinking is None else _checked_thinking(thinking)
 
     def stream(self, request: GenerateRequest) -> AsyncIterator[StreamChunk]:
         """Stream one response; failures end in ``finish {error}``."""
-        return run_stream(
+        return self._timeouts.stream(
             lambda: self._open(request),
             GenerateContentTranslator(),
             GEMINI_ERRORS,
-            Endpoint(self._endpoint(request.model), self._connect_timeout),
-            idle_timeout=self._idle_timeout,
-            first_chunk_timeout=self._first_chunk_timeout,
+            self._endpoint(request.model),
         )
 
     async def _open(self, request: GenerateRequest) -> _ResponseStream:

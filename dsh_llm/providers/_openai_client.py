@@ -24,8 +24,7 @@ from dsh_llm.providers._client_options import chosen_base_url, client_timeout
 from dsh_llm.providers._endpoint import endpoint_url
 from dsh_llm.providers._errors import SdkErrors
 from dsh_llm.providers._keys import resolve_api_key
-from dsh_llm.providers._streaming import EventTranslator, SdkStream, checked_timeout, run_stream
-from dsh_llm.providers._transport_failures import Endpoint
+from dsh_llm.providers._streaming import EventTranslator, SdkStream, StreamTimeouts
 
 OPENAI_ERRORS = SdkErrors(
     status=openai.APIStatusError,
@@ -98,10 +97,7 @@ class OpenAIConnection:
     calls streams: the same for chat completions and Responses."""
 
     client: openai.AsyncOpenAI
-    connect_timeout: float | None
-    """``None`` too for a client of the caller's: its connect timeout is unknown."""
-    first_chunk_timeout: float | None
-    idle_timeout: float | None
+    timeouts: StreamTimeouts
 
     @classmethod
     def build(
@@ -118,20 +114,20 @@ class OpenAIConnection:
         idle_timeout: float | None,
     ) -> OpenAIConnection:
         """The caller's ``client``, or one built by :func:`openai_client`."""
-        connect_timeout = checked_timeout("connect_timeout", connect_timeout)
-        first_chunk_timeout = checked_timeout("first_chunk_timeout", first_chunk_timeout)
-        idle_timeout = checked_timeout("idle_timeout", idle_timeout)
+        timeouts = StreamTimeouts.checked(
+            connect=connect_timeout, first_chunk=first_chunk_timeout, idle=idle_timeout
+        )
         if client is not None:
-            return cls(client, None, first_chunk_timeout, idle_timeout)
+            return cls(client, timeouts.for_callers_client())
         built = openai_client(
             provider=provider,
             base_url=base_url,
             api_key=api_key,
             max_retries=max_retries,
             timeout=timeout,
-            connect_timeout=connect_timeout,
+            connect_timeout=timeouts.connect,
         )
-        return cls(built, connect_timeout, first_chunk_timeout, idle_timeout)
+        return cls(built, timeouts)
 
     def stream(
         self,
@@ -141,13 +137,8 @@ class OpenAIConnection:
     ) -> AsyncIterator[StreamChunk]:
         """One call to ``path`` (``"chat/completions"``, ``"responses"``), opened by
         ``open_call``; failures end in ``finish {error}``."""
-        return run_stream(
-            open_call,
-            translator,
-            OPENAI_ERRORS,
-            Endpoint(endpoint_url(self.client, path), self.connect_timeout),
-            idle_timeout=self.idle_timeout,
-            first_chunk_timeout=self.first_chunk_timeout,
+        return self.timeouts.stream(
+            open_call, translator, OPENAI_ERRORS, endpoint_url(self.client, path)
         )
 
 

@@ -12,6 +12,7 @@ import asyncio
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
 from dsh_llm._failure import LlmFailure
@@ -106,6 +107,52 @@ def checked_timeout(name: str, seconds: float | None) -> float | None:
     if not 0 < seconds < math.inf:
         raise ValueError(f"{name} must be positive, finite seconds or None, not {seconds!r}")
     return float(seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamTimeouts:
+    """An adapter's per-call timeouts, checked once when it is built, and how each of
+    its calls streams under them: the same for every provider."""
+
+    connect: float | None
+    """``None`` too for a client of the caller's: its connect timeout is unknown."""
+    first_chunk: float | None
+    idle: float | None
+
+    @classmethod
+    def checked(
+        cls, *, connect: float | None, first_chunk: float | None, idle: float | None
+    ) -> StreamTimeouts:
+        """The adapter arguments ``connect_timeout``, ``first_chunk_timeout`` and
+        ``idle_timeout``, each refused unless positive, finite seconds or ``None``."""
+        return cls(
+            checked_timeout("connect_timeout", connect),
+            checked_timeout("first_chunk_timeout", first_chunk),
+            checked_timeout("idle_timeout", idle),
+        )
+
+    def for_callers_client(self) -> StreamTimeouts:
+        """These timeouts for a client the caller built, whose connect timeout the
+        adapter neither set nor knows."""
+        return replace(self, connect=None)
+
+    def stream(
+        self,
+        open_stream: Callable[[], Awaitable[SdkStream[EventT]]],
+        translator: EventTranslator[EventT],
+        sdk: SdkErrors,
+        url: str,
+    ) -> AsyncIterator[StreamChunk]:
+        """One call to ``url``, opened by ``open_stream``; failures end in
+        ``finish {error}`` (:func:`run_stream`)."""
+        return run_stream(
+            open_stream,
+            translator,
+            sdk,
+            Endpoint(url, self.connect),
+            idle_timeout=self.idle,
+            first_chunk_timeout=self.first_chunk,
+        )
 
 
 class _Call:
@@ -229,6 +276,7 @@ __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
     "EventTranslator",
     "SdkStream",
+    "StreamTimeouts",
     "checked_timeout",
     "error_finish",
     "run_stream",
