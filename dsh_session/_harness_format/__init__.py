@@ -47,6 +47,7 @@ from dsh_session._harness_format.layout import (
     SessionFolder,
     decode_segment,
     encode_segment,
+    find_session,
     list_session_folders,
     log_path,
     project_key,
@@ -72,7 +73,7 @@ from dsh_session._harness_format.sqlite_db import (
     read_headers,
     read_stored_session,
 )
-from dsh_session._harness_format.store_root import check_placement, find_session, read_session
+from dsh_session._harness_format.store_root import check_placement, read_session
 from dsh_session._harness_format.zstd_frames import (
     FrameRange,
     FrameScan,

@@ -10,6 +10,7 @@ over ids as JSON yields them (a lone surrogate is kept; a pair is one character)
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,21 +125,46 @@ def list_session_folders(root: Path) -> list[SessionFolder]:
         for entry in sorted(project.iterdir()):
             if entry.is_file() and entry.name.endswith((".jsonl", ".jsonl.zstd")):
                 raise HarnessLayoutError(f"{entry} uses the unsupported flat-file layout")
-            if not entry.is_dir():
+            folder = _session_folder(entry)
+            if folder is None:
                 continue
-            plain, packed = entry / PLAIN_LOG_NAME, entry / ZSTD_LOG_NAME
-            if plain.is_file() and packed.is_file():
-                raise HarnessLayoutError(f"{entry} holds both {PLAIN_LOG_NAME} and {ZSTD_LOG_NAME}")
-            if not (plain.is_file() or packed.is_file()):
-                continue
-            session_id = decode_segment(entry.name)
-            if session_id in found:
-                raise HarnessLayoutError(
-                    f"session id {session_id!r} appears in two project folders", field="id"
-                )
-            path = packed if packed.is_file() else plain
-            found[session_id] = SessionFolder(session_id, path, compressed=path == packed)
+            if folder.session_id in found:
+                raise _twice(folder.session_id)
+            found[folder.session_id] = folder
     return sorted(found.values(), key=lambda folder: str(folder.path))
+
+
+def find_session(root: Path, session_id: str) -> SessionFolder | None:
+    """The artifact of one session, looking only where its folder would be in each
+    project, so the cost follows the number of projects, not of sessions. Refuses a
+    folder holding both encodings and the id in two project folders."""
+    segment = encode_segment(session_id)
+    try:
+        with os.scandir(root) as entries:  # no stat per flat log file
+            projects = sorted(e.path for e in entries if e.is_dir())
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    found = [f for f in (_session_folder(Path(p, segment)) for p in projects) if f is not None]
+    if len(found) > 1:
+        raise _twice(session_id)
+    return found[0] if found else None
+
+
+def _session_folder(entry: Path) -> SessionFolder | None:
+    """The session artifact in folder ``entry``, if it is a session folder."""
+    plain, packed = entry / PLAIN_LOG_NAME, entry / ZSTD_LOG_NAME
+    if not entry.is_dir() or not (plain.is_file() or packed.is_file()):
+        return None
+    if plain.is_file() and packed.is_file():
+        raise HarnessLayoutError(f"{entry} holds both {PLAIN_LOG_NAME} and {ZSTD_LOG_NAME}")
+    path = packed if packed.is_file() else plain
+    return SessionFolder(decode_segment(entry.name), path, compressed=path == packed)
+
+
+def _twice(session_id: str) -> HarnessLayoutError:
+    return HarnessLayoutError(
+        f"session id {session_id!r} appears in two project folders", field="id"
+    )
 
 
 __all__ = [
@@ -148,6 +174,7 @@ __all__ = [
     "SessionFolder",
     "decode_segment",
     "encode_segment",
+    "find_session",
     "list_session_folders",
     "log_path",
     "project_dir",

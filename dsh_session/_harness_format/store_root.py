@@ -14,17 +14,9 @@ from typing import Any
 
 from dsh_session._harness_format.event_types import check_vocabulary
 from dsh_session._harness_format.jsonl_log import HarnessLog, read_log
-from dsh_session._harness_format.layout import SessionFolder, list_session_folders, log_path
+from dsh_session._harness_format.layout import SessionFolder, log_path
 from dsh_session._harness_format.legacy import migrate_legacy_events
 from dsh_session.errors import HarnessLayoutError
-
-
-def find_session(root: Path, session_id: str) -> SessionFolder | None:
-    """The artifact of one session under ``root``, or ``None`` when it has none."""
-    for folder in list_session_folders(root):
-        if folder.session_id == session_id:
-            return folder
-    return None
 
 
 def read_session(root: Path, folder: SessionFolder, data: bytes | None = None) -> HarnessLog:
@@ -55,6 +47,5 @@ def check_placement(root: Path, folder: SessionFolder, header: dict[str, Any]) -
 
 __all__ = [
     "check_placement",
-    "find_session",
     "read_session",
 ]

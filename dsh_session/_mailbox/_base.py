@@ -4,8 +4,10 @@ beside the log, so a process that does not own a session can still reach it.
 The log stays single-writer: clients only append entries here, and the session's owner
 answers them (``applied`` or ``refused``) after acting on them. An entry is never
 removed: it is the record that makes a repeated delivery return its first receipt.
-Backends implement five blocking primitives; the async methods run them one at a time,
-on a worker thread when the backend blocks on I/O.
+Backends implement five blocking primitives (and may answer ``pending`` and ``find``
+from an index); the async methods run them one at a time, on a worker thread when the
+backend blocks on I/O. A worker polls ``waiting`` many times a second, so every backend
+answers it from what waits, never by reading every session's history.
 """
 
 from __future__ import annotations
@@ -55,6 +57,17 @@ class Mailbox(ABC):
     def _waiting(self) -> list[SessionId]:
         """The sessions that have entries without an answer."""
 
+    def _pending(self, session_id: SessionId) -> list[StoredEntry]:
+        """The session's unanswered entries in arrival order. Backends with an index of
+        them override this, so a long-lived session's answered history is not read
+        at every drain."""
+        return [stored for stored in self._entries(session_id) if stored.answer is None]
+
+    def _find(self, session_id: SessionId, key: str) -> StoredEntry | None:
+        """The session's entry with ``key``. Backends override this with a lookup by
+        key."""
+        return next((s for s in self._entries(session_id) if s.entry.key == key), None)
+
     def _close(self) -> None:  # noqa: B027 - optional hook
         """Release files and connections."""
 
@@ -76,12 +89,11 @@ class Mailbox(ABC):
 
     async def find(self, session_id: SessionId, key: str) -> StoredEntry | None:
         """The entry with ``key``, if the session's mailbox holds one."""
-        found = [e for e in await self.entries(session_id) if e.entry.key == key]
-        return found[0] if found else None
+        return await self._run(lambda: self._find(session_id, key))
 
     async def pending(self, session_id: SessionId) -> list[StoredEntry]:
         """The entries the owner has not answered yet, in arrival order."""
-        return [e for e in await self.entries(session_id) if e.answer is None]
+        return await self._run(lambda: self._pending(session_id))
 
     async def answer(self, session_id: SessionId, key: str, answer: MailboxAnswer) -> None:
         await self._run(lambda: self._answer(session_id, key, answer))

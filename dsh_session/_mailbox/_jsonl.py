@@ -6,10 +6,20 @@ Each line is one record, an entry ``{"put": ...}`` or an answer ``{"answer": key
 key check and the append are atomic against other processes. A crash can leave a torn
 last line: it never got its receipt, so readers skip it and the next writer cuts it
 off before appending.
+
+What waits is marked: an empty file ``<encoded id>.waiting`` in ``.dsh-mailbox-waiting``
+under the root for each session with unanswered entries, so a worker's scan (many a
+second) lists what waits instead of reading every session's mailbox. A put makes the
+marker durable before it appends its entry, under the same lock, so no entry ever waits
+unmarked; the answer that leaves nothing waiting removes it, and a scan drops a marker
+whose entries are all answered (a crash between the two steps). Until a scan has read
+every mailbox of the root once and marked what waits (a root written before markers
+existed, or a new one), the folder lacks ``complete``: the next scan does that first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -17,6 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from dsh_session._harness_format import decode_segment, encode_segment
 from dsh_session._header import SessionId
 from dsh_session._mailbox._base import Mailbox
 from dsh_session._mailbox._records import MailboxAnswer, MailboxEntry, StoredEntry
@@ -24,6 +35,11 @@ from dsh_session._mailbox._records import MailboxAnswer, MailboxEntry, StoredEnt
 FILE_NAME = "dsh-mailbox.jsonl"
 FLAT_SUFFIX = ".jsonl.dsh-mailbox"
 """Beside a flat log of earlier dsh: not ``*.jsonl``, which the store lists as logs."""
+WAITING_FOLDER = ".dsh-mailbox-waiting"
+MARK_SUFFIX = ".waiting"
+COMPLETE = "complete"
+"""In the marker folder once every waiting session of the root is marked."""
+"""Not ``.jsonl``: the harness refuses ``*.jsonl`` files in a folder of the root."""
 
 
 class JsonlMailbox(Mailbox):
@@ -44,7 +60,10 @@ class JsonlMailbox(Mailbox):
             stored = _parse(entry.session_id, _read_whole(fd))
             for found in stored:
                 if found.entry.key == entry.key:
+                    if found.answer is None:  # a retried put after a crash: still marked
+                        self._mark(entry.session_id)
                     return found, False
+            self._mark(entry.session_id)
             _append(fd, line)
         return StoredEntry(entry, len(stored)), True
 
@@ -59,18 +78,63 @@ class JsonlMailbox(Mailbox):
         record = {"answer": key, "outcome": answer.outcome, "detail": answer.detail}
         with _locked(self._path_of(session_id)) as fd:
             _append(fd, json.dumps(record, separators=(",", ":")))
+            if all(e.answer is not None for e in _parse(session_id, _read_whole(fd))):
+                self._unmark(session_id)
 
     def _waiting(self) -> list[SessionId]:
-        files = [*self.root.glob(f"*/*/{FILE_NAME}"), *self.root.glob(f"*{FLAT_SUFFIX}")]
+        marks = self.root / WAITING_FOLDER
+        if not (marks / COMPLETE).is_file():
+            self._mark_all()
         waiting = []
+        for mark in sorted(marks.glob(f"*{MARK_SUFFIX}")):
+            sid = SessionId(decode_segment(mark.name.removesuffix(MARK_SUFFIX)))
+            if any(e.answer is None for e in self._entries(sid)):
+                waiting.append(sid)
+                continue
+            with _locked(self._path_of(sid)) as fd:  # a put may be marking it right now
+                if all(e.answer is not None for e in _parse(sid, _read_whole(fd))):
+                    self._unmark(sid)
+        return waiting
+
+    def _mark(self, session_id: SessionId) -> None:
+        """Mark the session as waiting, durably (call under its lock). Without the
+        folder there is nothing to mark: the first scan reads every mailbox."""
+        marks = self.root / WAITING_FOLDER
+        if not marks.is_dir():
+            return
+        try:
+            os.close(os.open(self._mark_path(session_id), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return
+        _fsync_folder(marks)
+
+    def _unmark(self, session_id: SessionId) -> None:
+        """Nothing of the session waits any more (call under its lock); a removal lost to
+        a crash leaves a marker the next scan drops."""
+        with contextlib.suppress(FileNotFoundError):
+            self._mark_path(session_id).unlink()
+
+    def _mark_path(self, session_id: SessionId) -> Path:
+        return self.root / WAITING_FOLDER / f"{encode_segment(session_id)}{MARK_SUFFIX}"
+
+    def _mark_all(self) -> None:
+        """Read every mailbox of the root once and mark what waits. The folder comes
+        first, so a put meanwhile marks its own session; ``complete`` comes last, so a
+        scan cut short is done again."""
+        marks = self.root / WAITING_FOLDER
+        marks.mkdir(parents=True, exist_ok=True)
+        _fsync_folder(self.root)
+        files = [*self.root.glob(f"*/*/{FILE_NAME}"), *self.root.glob(f"*{FLAT_SUFFIX}")]
         for file in files:
             data = file.read_bytes()
             if b"\n" not in data:  # empty, or one torn line
                 continue
             sid = SessionId(json.loads(data.split(b"\n", 1)[0])["session"])
-            if any(e.answer is None for e in _parse(sid, data)):
-                waiting.append(sid)
-        return waiting
+            with _locked(self._path_of(sid)) as fd:
+                if any(e.answer is None for e in _parse(sid, _read_whole(fd))):
+                    self._mark(sid)
+        os.close(os.open(marks / COMPLETE, os.O_CREAT | os.O_WRONLY))
+        _fsync_folder(marks)
 
 
 @contextmanager
@@ -97,6 +161,14 @@ def _append(fd: int, line: str) -> None:
     os.fsync(fd)
 
 
+def _fsync_folder(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _parse(session_id: SessionId, data: bytes) -> list[StoredEntry]:
     """The entries in file order with their answers; a torn last line is skipped."""
     lines = data.split(b"\n")
@@ -113,4 +185,4 @@ def _parse(session_id: SessionId, data: bytes) -> list[StoredEntry]:
     return [StoredEntry(e.entry, e.arrival, answers.get(e.entry.key)) for e in entries]
 
 
-__all__ = ["FILE_NAME", "FLAT_SUFFIX", "JsonlMailbox"]
+__all__ = ["FILE_NAME", "FLAT_SUFFIX", "WAITING_FOLDER", "JsonlMailbox"]

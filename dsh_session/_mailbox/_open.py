@@ -5,6 +5,7 @@ from __future__ import annotations
 import weakref
 from pathlib import Path
 
+from dsh_session._harness_format import find_session
 from dsh_session._header import SessionId
 from dsh_session._mailbox._base import Mailbox
 from dsh_session._mailbox._jsonl import FILE_NAME, FLAT_SUFFIX, JsonlMailbox
@@ -12,7 +13,6 @@ from dsh_session._mailbox._memory import MemoryMailbox
 from dsh_session._mailbox._sqlite import SqliteMailbox, companion_path
 from dsh_session.errors import StoreError
 from dsh_session.stores._base import SessionStore
-from dsh_session.stores._harness_jsonl import find_harness_folder
 from dsh_session.stores._jsonl import JsonlSessionStore
 from dsh_session.stores._memory import MemorySessionStore
 from dsh_session.stores._sqlite import SqliteSessionStore
@@ -41,7 +41,7 @@ def open_mailbox(store: SessionStore) -> Mailbox:
 
 
 def _jsonl_file(store: JsonlSessionStore, session_id: SessionId) -> Path:
-    folder = find_harness_folder(store.directory, session_id)
+    folder = find_session(store.directory, session_id)
     if folder is None:
         return store.directory / f"{session_id}{FLAT_SUFFIX}"
     return folder.path.parent / FILE_NAME

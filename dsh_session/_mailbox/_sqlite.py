@@ -29,9 +29,21 @@ CREATE TABLE IF NOT EXISTS dsh_mailbox (
 """
 
 
+WAITING_INDEX = """
+CREATE INDEX IF NOT EXISTS dsh_mailbox_waiting ON dsh_mailbox (session_id, arrival)
+WHERE answer IS NULL
+"""
+"""The unanswered entries only: what a worker's scan and an owner's drain read, so
+their cost follows what waits, not every delivery ever made."""
+
+_COLUMNS = "SELECT arrival, entry, answer FROM dsh_mailbox"
+
+
 def create_mailbox_table(db: sqlite3.Connection) -> None:
-    """Give a database the mailbox table when it has none (an older file gains it)."""
+    """Give a database the mailbox table and its index of unanswered entries when it
+    lacks them (an older file gains them)."""
     db.execute(MAILBOX_TABLE)
+    db.execute(WAITING_INDEX)
 
 
 def companion_path(database: Path) -> Path:
@@ -63,13 +75,10 @@ class SqliteMailbox(Mailbox):
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            found = db.execute(
-                "SELECT arrival, entry, answer FROM dsh_mailbox WHERE session_id = ? AND key = ?",
-                (entry.session_id, entry.key),
-            ).fetchone()
+            found = self._find(entry.session_id, entry.key)
             if found is not None:
                 db.execute("COMMIT")
-                return _stored(entry.session_id, found), False
+                return found, False
             (arrival,) = db.execute(
                 "SELECT COALESCE(MAX(arrival) + 1, 0) FROM dsh_mailbox WHERE session_id = ?",
                 (entry.session_id,),
@@ -87,10 +96,23 @@ class SqliteMailbox(Mailbox):
 
     def _entries(self, session_id: SessionId) -> list[StoredEntry]:
         rows = self._db.execute(
-            "SELECT arrival, entry, answer FROM dsh_mailbox WHERE session_id = ? ORDER BY arrival",
+            f"{_COLUMNS} WHERE session_id = ? ORDER BY arrival", (session_id,)
+        ).fetchall()
+        return [_stored(session_id, row) for row in rows]
+
+    def _pending(self, session_id: SessionId) -> list[StoredEntry]:
+        rows = self._db.execute(
+            f"{_COLUMNS} INDEXED BY dsh_mailbox_waiting "
+            "WHERE session_id = ? AND answer IS NULL ORDER BY arrival",
             (session_id,),
         ).fetchall()
         return [_stored(session_id, row) for row in rows]
+
+    def _find(self, session_id: SessionId, key: str) -> StoredEntry | None:
+        found = self._db.execute(
+            f"{_COLUMNS} WHERE session_id = ? AND key = ?", (session_id, key)
+        ).fetchone()
+        return None if found is None else _stored(session_id, found)
 
     def _answer(self, session_id: SessionId, key: str, answer: MailboxAnswer) -> None:
         self._db.execute(
@@ -117,4 +139,10 @@ def _stored(session_id: SessionId, row: tuple[int, str, str | None]) -> StoredEn
     )
 
 
-__all__ = ["MAILBOX_TABLE", "SqliteMailbox", "companion_path", "create_mailbox_table"]
+__all__ = [
+    "MAILBOX_TABLE",
+    "WAITING_INDEX",
+    "SqliteMailbox",
+    "companion_path",
+    "create_mailbox_table",
+]

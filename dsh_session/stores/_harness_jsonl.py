@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,6 @@ from dsh_session._harness_format import (
     check_placement,
     decode_frame,
     encode_batch,
-    encode_segment,
     intact_records,
     list_session_folders,
     log_path,
@@ -33,7 +31,7 @@ from dsh_session._harness_format import (
     read_session,
     scan_frames,
 )
-from dsh_session._header import SessionHeader, SessionId, parse_header
+from dsh_session._header import SessionHeader, parse_header
 from dsh_session._parse import collector_paused, parse_events
 from dsh_session.errors import HarnessLayoutError, HeaderLineError
 from dsh_session.events import LogEvent, SessionEvent
@@ -71,20 +69,6 @@ def harness_folders(root: Path) -> list[SessionFolder]:
     ``<id>.jsonl`` files). Raises :class:`HarnessLayoutError` on a layout the harness
     refuses, such as one id in two project folders."""
     return list_session_folders(root)
-
-
-def find_harness_folder(root: Path, session_id: SessionId) -> SessionFolder | None:
-    """The harness artifact of one session, or ``None``. Looks only where the id's
-    folder would be, so a store with many sessions is not scanned whole."""
-    segment = encode_segment(session_id)
-    try:
-        with os.scandir(root) as entries:  # no stat per flat log file
-            if not any(e.is_dir() and os.path.isdir(Path(e.path, segment)) for e in entries):
-                return None
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    found = [f for f in harness_folders(root) if f.session_id == session_id]
-    return found[0] if found else None
 
 
 def read_harness_header(root: Path, folder: SessionFolder) -> SessionHeader:
@@ -245,7 +229,6 @@ __all__ = [
     "HarnessArtifact",
     "Json",
     "dsh_header",
-    "find_harness_folder",
     "harness_folders",
     "read_current",
     "read_decoded",

@@ -28,7 +28,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from dsh_session._harness_format import SessionFolder
+from dsh_session._harness_format import SessionFolder, find_session
 from dsh_session._header import SessionHeader, SessionId, parse_header
 from dsh_session.errors import (
     NotARegularFileError,
@@ -43,7 +43,6 @@ from dsh_session.stores._blob_files import BlobFiles
 from dsh_session.stores._codec import dump_event
 from dsh_session.stores._harness_jsonl import (
     HarnessArtifact,
-    find_harness_folder,
     harness_folders,
     read_harness_header,
     read_harness_log,
@@ -144,7 +143,7 @@ class JsonlSessionStore(SessionStore):
         end = self._ends.get(session_id)
         if end is not None:
             return Path(end.path)
-        folder = find_harness_folder(self.directory, session_id)
+        folder = find_session(self.directory, session_id)
         return self._flat_path(session_id) if folder is None else folder.path
 
     def _flat_path(self, session_id: SessionId) -> Path:
@@ -180,7 +179,7 @@ class JsonlSessionStore(SessionStore):
     def _create(self, batch: Batch) -> None:
         header, session_id = batch.header, batch.session_id
         assert header is not None
-        existing = find_harness_folder(self.directory, session_id)
+        existing = find_session(self.directory, session_id)
         flat = self._flat_path(session_id)
         where = existing.path if existing is not None else flat if flat.exists() else None
         if where is not None:
@@ -240,7 +239,7 @@ class JsonlSessionStore(SessionStore):
         """Rename the log out of the session's name first, then remove what is left
         (``_removal.py``); the flat file or the harness folder, whichever holds it."""
         flat = self._flat_path(session_id)
-        folder = find_harness_folder(self.directory, session_id)
+        folder = find_session(self.directory, session_id)
         try:
             mode: int | None = os.lstat(flat).st_mode
         except FileNotFoundError:
@@ -264,7 +263,7 @@ class JsonlSessionStore(SessionStore):
 
     def _read_log(self, session_id: SessionId) -> StoredLog:
         path = self._flat_path(session_id)
-        folder = find_harness_folder(self.directory, session_id)
+        folder = find_session(self.directory, session_id)
         if folder is not None:
             return self._read_harness_log(session_id, folder, path)
         try:

@@ -10,6 +10,7 @@ import pytest
 from dsh_session._harness_format import (
     decode_segment,
     encode_segment,
+    find_session,
     list_session_folders,
     log_path,
     project_key,
@@ -105,4 +106,18 @@ def test_one_id_in_two_project_folders_is_refused(tmp_path: Path) -> None:
         (folder / "session.jsonl").write_text("{}\n")
     with pytest.raises(HarnessLayoutError) as caught:
         list_session_folders(tmp_path)
+    assert caught.value.field == "id"
+
+
+def test_one_session_is_found_where_its_folder_would_be(tmp_path: Path) -> None:
+    for project in ("_no-cwd", "--w--"):
+        (tmp_path / project / encode_segment("other")).mkdir(parents=True)
+        (tmp_path / project / encode_segment("other") / "session.jsonl").write_text("{}\n")
+    (tmp_path / "_no-cwd" / encode_segment("a/b")).mkdir()
+    (tmp_path / "_no-cwd" / encode_segment("a/b") / "session.jsonl").write_text("{}\n")
+    found = find_session(tmp_path, "a/b")
+    assert found is not None and found.session_id == "a/b" and not found.compressed
+    assert find_session(tmp_path, "absent") is None
+    with pytest.raises(HarnessLayoutError) as caught:  # as listing the root refuses it
+        find_session(tmp_path, "other")
     assert caught.value.field == "id"

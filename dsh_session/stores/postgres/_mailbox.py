@@ -36,8 +36,14 @@ CREATE TABLE IF NOT EXISTS dsh_mailbox (
     answer TEXT,
     PRIMARY KEY (session_id, arrival),
     UNIQUE (session_id, key)
-)
+);
+CREATE INDEX IF NOT EXISTS dsh_mailbox_waiting ON dsh_mailbox (session_id, arrival)
+WHERE answer IS NULL
 """
+"""The table, and an index of the unanswered entries only: what a worker's scan and an
+owner's drain read, so their cost follows what waits, not every delivery ever made."""
+
+_COLUMNS = "SELECT arrival, entry, answer FROM dsh_mailbox"
 
 
 class PostgresMailbox(Mailbox):
@@ -64,12 +70,9 @@ class PostgresMailbox(Mailbox):
         sid = entry.session_id
         with self._db.transaction():
             self._db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"dsh_mailbox {sid}",))
-            found = self._db.execute(
-                "SELECT arrival, entry, answer FROM dsh_mailbox WHERE session_id = %s AND key = %s",
-                (sid, entry.key),
-            ).fetchone()
+            found = self._find(sid, entry.key)
             if found is not None:
-                return _stored(sid, found), False
+                return found, False
             row = self._db.execute(
                 "INSERT INTO dsh_mailbox (session_id, arrival, key, entry) "
                 "SELECT %s, COALESCE(MAX(arrival) + 1, 0), %s, %s FROM dsh_mailbox "
@@ -85,10 +88,22 @@ class PostgresMailbox(Mailbox):
 
     def _entries(self, session_id: SessionId) -> list[StoredEntry]:
         rows = self._db.execute(
-            "SELECT arrival, entry, answer FROM dsh_mailbox WHERE session_id = %s ORDER BY arrival",
+            f"{_COLUMNS} WHERE session_id = %s ORDER BY arrival".encode(), (session_id,)
+        ).fetchall()
+        return [_stored(session_id, row) for row in rows]
+
+    def _pending(self, session_id: SessionId) -> list[StoredEntry]:
+        rows = self._db.execute(
+            f"{_COLUMNS} WHERE session_id = %s AND answer IS NULL ORDER BY arrival".encode(),
             (session_id,),
         ).fetchall()
         return [_stored(session_id, row) for row in rows]
+
+    def _find(self, session_id: SessionId, key: str) -> StoredEntry | None:
+        found = self._db.execute(
+            f"{_COLUMNS} WHERE session_id = %s AND key = %s".encode(), (session_id, key)
+        ).fetchone()
+        return None if found is None else _stored(session_id, found)
 
     def _answer(self, session_id: SessionId, key: str, answer: MailboxAnswer) -> None:
         self._db.execute(
