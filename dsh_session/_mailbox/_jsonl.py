@@ -57,28 +57,37 @@ class JsonlMailbox(Mailbox):
         record = {"put": json.loads(entry.dump()), "session": entry.session_id}
         line = json.dumps(record, separators=(",", ":"))
         with _locked(self._path_of(entry.session_id)) as fd:
-            stored = _parse(entry.session_id, _read_whole(fd))
-            for found in stored:
-                if found.entry.key == entry.key:
-                    if found.answer is None:  # a retried put after a crash: still marked
-                        self._mark(entry.session_id)
-                    return found, False
+            records = _Records(entry.session_id, _read_whole(fd))
+            found = records.find(entry.key)
+            if found is not None:
+                if found.answer is None:  # a retried put after a crash: still marked
+                    self._mark(entry.session_id)
+                return found, False
             self._mark(entry.session_id)
             _append(fd, line)
-        return StoredEntry(entry, len(stored)), True
+        return StoredEntry(entry, len(records.puts)), True
 
-    def _entries(self, session_id: SessionId) -> list[StoredEntry]:
+    def _records(self, session_id: SessionId) -> _Records:
         try:
             data = self._path_of(session_id).read_bytes()
         except FileNotFoundError:
-            return []
-        return _parse(session_id, data)
+            data = b""
+        return _Records(session_id, data)
+
+    def _entries(self, session_id: SessionId) -> list[StoredEntry]:
+        return self._records(session_id).all()
+
+    def _pending(self, session_id: SessionId) -> list[StoredEntry]:
+        return self._records(session_id).pending()
+
+    def _find(self, session_id: SessionId, key: str) -> StoredEntry | None:
+        return self._records(session_id).find(key)
 
     def _answer(self, session_id: SessionId, key: str, answer: MailboxAnswer) -> None:
         record = {"answer": key, "outcome": answer.outcome, "detail": answer.detail}
         with _locked(self._path_of(session_id)) as fd:
             _append(fd, json.dumps(record, separators=(",", ":")))
-            if all(e.answer is not None for e in _parse(session_id, _read_whole(fd))):
+            if not _Records(session_id, _read_whole(fd)).waiting():
                 self._unmark(session_id)
 
     def _waiting(self) -> list[SessionId]:
@@ -88,11 +97,11 @@ class JsonlMailbox(Mailbox):
         waiting = []
         for mark in sorted(marks.glob(f"*{MARK_SUFFIX}")):
             sid = SessionId(decode_segment(mark.name.removesuffix(MARK_SUFFIX)))
-            if any(e.answer is None for e in self._entries(sid)):
+            if self._records(sid).waiting():
                 waiting.append(sid)
                 continue
             with _locked(self._path_of(sid)) as fd:  # a put may be marking it right now
-                if all(e.answer is not None for e in _parse(sid, _read_whole(fd))):
+                if not _Records(sid, _read_whole(fd)).waiting():
                     self._unmark(sid)
         return waiting
 
@@ -131,7 +140,7 @@ class JsonlMailbox(Mailbox):
                 continue
             sid = SessionId(json.loads(data.split(b"\n", 1)[0])["session"])
             with _locked(self._path_of(sid)) as fd:
-                if any(e.answer is None for e in _parse(sid, _read_whole(fd))):
+                if _Records(sid, _read_whole(fd)).waiting():
                     self._mark(sid)
         os.close(os.open(marks / COMPLETE, os.O_CREAT | os.O_WRONLY))
         _fsync_folder(marks)
@@ -169,20 +178,64 @@ def _fsync_folder(path: Path) -> None:
         os.close(fd)
 
 
-def _parse(session_id: SessionId, data: bytes) -> list[StoredEntry]:
-    """The entries in file order with their answers; a torn last line is skipped."""
-    lines = data.split(b"\n")
-    complete = lines[:-1]  # what follows the last newline is torn or empty
-    entries: list[StoredEntry] = []
-    answers: dict[str, MailboxAnswer] = {}
-    for line in complete:
-        record = json.loads(line)
-        if "put" in record:
-            entry = MailboxEntry.load(session_id, json.dumps(record["put"]))
-            entries.append(StoredEntry(entry, len(entries)))
-        else:
-            answers.setdefault(record["answer"], MailboxAnswer.load(line))
-    return [StoredEntry(e.entry, e.arrival, answers.get(e.entry.key)) for e in entries]
+_PUT_KEY = b'{"put":{"key":'
+_ANSWER_KEY = b'{"answer":'
+_DECODER = json.JSONDecoder()
+
+
+class _Records:
+    """A mailbox file's complete lines, indexed by key without decoding the entries: a
+    long-lived session's file holds every delivery ever made, and a drain or a scan
+    needs only the unanswered ones (a torn last line is skipped)."""
+
+    def __init__(self, session_id: SessionId, data: bytes) -> None:
+        self.session_id = session_id
+        self.puts: list[tuple[str, bytes]] = []
+        self.answers: dict[str, bytes] = {}
+        for line in data.split(b"\n")[:-1]:  # what follows the last newline is torn
+            if line.startswith(_ANSWER_KEY):
+                self.answers.setdefault(_key_at(line, len(_ANSWER_KEY)), line)
+            elif line.startswith(_PUT_KEY):
+                self.puts.append((_key_at(line, len(_PUT_KEY)), line))
+            else:  # written in another key order: decode it whole
+                record = json.loads(line)
+                if "put" in record:
+                    self.puts.append((record["put"]["key"], line))
+                else:
+                    self.answers.setdefault(record["answer"], line)
+
+    def waiting(self) -> bool:
+        return any(key not in self.answers for key, _ in self.puts)
+
+    def stored(self, arrival: int) -> StoredEntry:
+        key, line = self.puts[arrival]
+        entry = MailboxEntry.load(self.session_id, json.dumps(json.loads(line)["put"]))
+        answer = self.answers.get(key)
+        return StoredEntry(entry, arrival, None if answer is None else MailboxAnswer.load(answer))
+
+    def all(self) -> list[StoredEntry]:
+        return [self.stored(arrival) for arrival in range(len(self.puts))]
+
+    def pending(self) -> list[StoredEntry]:
+        return [
+            self.stored(arrival)
+            for arrival, (key, _) in enumerate(self.puts)
+            if key not in self.answers
+        ]
+
+    def find(self, key: str) -> StoredEntry | None:
+        arrival = next((n for n, (k, _) in enumerate(self.puts) if k == key), None)
+        return None if arrival is None else self.stored(arrival)
+
+
+def _key_at(line: bytes, position: int) -> str:
+    text = line.decode()
+    while text[position : position + 1] in (" ", "\t"):  # json.dumps's default separators
+        position += 1
+    key, _ = _DECODER.raw_decode(text, position)
+    if not isinstance(key, str):
+        raise ValueError(f"a mailbox record's key is not a string: {line[:80]!r}")
+    return key
 
 
 __all__ = ["FILE_NAME", "FLAT_SUFFIX", "WAITING_FOLDER", "JsonlMailbox"]
