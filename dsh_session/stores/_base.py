@@ -20,7 +20,7 @@ import dataclasses
 import functools
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Hashable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
@@ -183,6 +183,12 @@ class SessionStore(ABC):
         """The stored events from ``from_seq`` on, for :meth:`follow`; a backend that can
         read a range without the whole log overrides this."""
         return self._read_log(session_id).events[from_seq:]
+
+    def _log_version(self, session_id: SessionId) -> Hashable | None:
+        """A token that changes whenever the session's stored log does, cheaper to read
+        than its events, so an idle follower does not read the log at each poll;
+        ``None`` where the backend has none (its follower reads each time)."""
+        return None
 
     def _search(
         self, query: SearchQuery, session_id: SessionId | None, role: str | None, limit: int

@@ -5,7 +5,10 @@ order, and sleeps; it checks each batch's seqs, so a gap is an error, never a si
 skipped event. Only durable events are seen (a store reads what was committed), and
 the log only ever grows, so a delivered event is never taken back. A flush through the
 same store object wakes its followers at once (:class:`LocalCommits`): the poll is
-only for what other processes (or other store objects) write.
+only for what other processes (or other store objects) write. Where the store has a
+cheap version of a log (a file's size and time, a row's revision), a poll that finds it
+unchanged since the follower's last read reads nothing more: an idle follower of a long
+log costs a look, not a read.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import asyncio
 import contextlib
 import functools
 import weakref
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Hashable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from dsh_session._header import SessionId
@@ -63,6 +66,8 @@ class FollowedStore(Protocol):
 
     def _read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]: ...
 
+    def _log_version(self, session_id: SessionId) -> Hashable | None: ...
+
     def _reading(self, what: str, read: Callable[..., T], *args: Any) -> T: ...
 
     async def _call(self, call: Callable[[], T], *, batch_size: int | None = None) -> T: ...
@@ -94,13 +99,13 @@ async def poll_events(
     and at once after each flush through ``store`` (``from_seq`` is checked by the
     caller)."""
     store._check_open()
-    next_seq = from_seq
+    next_seq, seen = from_seq, None
     while not store._closed:
         woken = store._local_commits.arm(session_id)  # before the read: no commit missed
         read = functools.partial(
-            store._reading, f"session {session_id!r}", store._read_events, session_id, next_seq
+            store._reading, f"session {session_id!r}", _changes, store, session_id, next_seq, seen
         )
-        events = await store._call(read)
+        seen, events = await store._call(read)
         in_order(events, next_seq, session_id, repr(store))
         for event in events:
             yield event
@@ -108,6 +113,18 @@ async def poll_events(
         if not events:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(woken.wait(), interval)
+
+
+def _changes(
+    store: FollowedStore, session_id: SessionId, from_seq: int, seen: Hashable | None
+) -> tuple[Hashable | None, list[LogEvent]]:
+    """The log's version, then its events from ``from_seq`` unless the version is the
+    one ``seen`` before the last read (then nothing was committed since that read
+    began). The version is read first, so a commit racing the read changes it."""
+    version = store._log_version(session_id)
+    if version is not None and version == seen:
+        return version, []
+    return version, store._read_events(session_id, from_seq)
 
 
 __all__ = [

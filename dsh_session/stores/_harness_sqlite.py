@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import sqlite3
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -195,6 +196,19 @@ class HarnessLayout(SqliteLayout):
         self.stats.fsyncs += 1
 
     # --- reading ----------------------------------------------------------------------
+
+    def log_version(self, session_id: SessionId) -> Hashable | None:
+        """The session row's incarnation and revision: every write, the harness's too,
+        bumps the revision, and a session deleted and made again has a new incarnation."""
+        db = self._reader()
+        try:
+            row = db.execute(
+                "SELECT incarnation, revision FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+        finally:
+            if db is not self._db:
+                db.close()
+        return None if row is None else (row[0], row[1])
 
     def read_log(self, session_id: SessionId) -> StoredLog:
         # Rows decode to a few acyclic dicts per event, all alive until validated: left

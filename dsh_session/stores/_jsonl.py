@@ -25,6 +25,7 @@ import dataclasses
 import logging
 import os
 import stat
+from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,6 +149,15 @@ class JsonlSessionStore(SessionStore):
 
     def _flat_path(self, session_id: SessionId) -> Path:
         return self.directory / f"{session_id}{_SUFFIX}"
+
+    def _log_version(self, session_id: SessionId) -> Hashable | None:
+        """The log file's identity, size and modification time: every append changes
+        them, and so does a file replaced by another."""
+        try:
+            found = os.stat(self.path_of(session_id))
+        except OSError:
+            return None  # the read that follows says what is wrong
+        return (found.st_ino, found.st_size, found.st_mtime_ns)
 
     def lock_path_of(self, session_id: SessionId) -> Path:
         """The lock file a writer of the session holds (it exists only while held, or

@@ -30,6 +30,7 @@ connects read-only, so SQLite itself refuses every write.
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Literal
 
@@ -149,6 +150,9 @@ class SqliteSessionStore(SessionStore):
 
     def _read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]:
         return self._layout.read_events(session_id, from_seq)
+
+    def _log_version(self, session_id: SessionId) -> Hashable | None:
+        return self._layout.log_version(session_id)
 
     def _read_headers(self) -> list[SessionHeader]:
         return self._layout.read_headers()

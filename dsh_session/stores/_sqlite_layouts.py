@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import sqlite3
 from abc import ABC, abstractmethod
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Literal
 
@@ -156,6 +157,11 @@ class SqliteLayout(ABC):
     def read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]:
         """The stored events from ``from_seq`` on, for a follower."""
         return self.read_log(session_id).events[from_seq:]
+
+    def log_version(self, session_id: SessionId) -> Hashable | None:
+        """What changes with each write to the session (``SessionStore._log_version``);
+        ``None`` when the layout keeps nothing cheaper to read than the events."""
+        return None
 
     @abstractmethod
     def read_headers(self) -> list[SessionHeader]:

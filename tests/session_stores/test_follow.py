@@ -89,3 +89,38 @@ async def test_a_flush_through_the_same_store_wakes_its_followers_at_once(
     assert await asyncio.wait_for(waiting, timeout=30) == [loaded.events[start]]
     await follower.aclose()
     await store.close()
+
+
+async def test_an_idle_follower_does_not_read_the_log_at_each_poll(
+    open_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A follower of a long log that nobody writes looks at the log's version (a file's
+    size and time, a row's revision) at each poll and reads the events only when it
+    changed, so an idle stream does not cost a read of the whole log per poll."""
+    writer_store = open_store()
+    session = await store_completed_turn(writer_store)
+    reader = open_store()
+    if type(reader).__name__ in ("MemorySessionStore", "PostgresSessionStore"):
+        pytest.skip("memory is woken by its own commits; PostgreSQL by NOTIFY")
+    if reader._log_version(session.id) is None:
+        pytest.skip("this layout reads a range of events, as cheap as a version")
+    reads = 0
+    read_events = reader._read_events
+
+    def counted(session_id: str, from_seq: int) -> list[SessionEvent]:
+        nonlocal reads
+        reads += 1
+        return read_events(session_id, from_seq)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reader, "_read_events", counted)
+    follower = reader.follow(session.id, from_seq=session.seq, poll_interval=0.005)
+    waiting = asyncio.create_task(_take(follower, 1))
+    await asyncio.sleep(0.3)  # some 60 polls
+    assert reads == 1
+    loaded = await writer_store.load(session.id)  # another store object writes
+    await writer_store.flush(loaded)
+    assert await asyncio.wait_for(waiting, timeout=30) == [loaded.events[session.seq]]
+    assert reads <= 3
+    await follower.aclose()
+    await writer_store.close()
+    await reader.close()
