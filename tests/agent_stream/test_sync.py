@@ -48,7 +48,7 @@ def test_run_sync_builds_runs_and_closes_leaving_no_thread_or_loop() -> None:
 
     assert result.final_response == "hello there"
     assert built[0].closed
-    assert set(threading.enumerate()) == threads
+    assert set(threading.enumerate()) <= threads  # threads of earlier tests may end meanwhile
     assert _open_loops() == loops
 
 
@@ -88,7 +88,7 @@ def _chat() -> None:
         assert isinstance(updates[-2], TurnEnded)
         agent = chat.agent
     assert agent.closed
-    assert set(threading.enumerate()) == threads
+    assert set(threading.enumerate()) <= threads  # threads of earlier tests may end meanwhile
     assert _open_loops() == loops
     with pytest.raises(AgentError, match="closed"):
         chat.run(create_user_message(content="3", source={"kind": "user"}))
