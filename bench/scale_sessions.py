@@ -1,9 +1,11 @@
 """Scale suite, many sessions: 10,000 sessions alive in one process.
 
-``SESSIONS`` sessions of ``TURNS`` tool turns each are
-played with the instant model of ``_instant.py`` and stored in one SQLite file (schema
-17), then all loaded from it (``store.load``: validated, repair-checked, attached) and
-left idle. The suite reports:
+``SESSIONS`` sessions of ``TURNS`` tool turns each are stored in one SQLite file
+(schema 17): one session played with the instant model of ``_instant.py``, the others
+copies of its log with fresh session and message ids (``_bulk_logs.py``), each written
+and loaded once (its end-seed) through the store, as a real run leaves them (see
+``_populate``). Then all are loaded from it (``store.load``: validated, repair-checked,
+attached) and left idle. The suite reports:
 
 - resident memory (RSS) per idle session, per kept message (the messages on the
   sessions' surfaces) and per event, and the Python heap objects per session, while
@@ -21,7 +23,7 @@ left idle. The suite reports:
 
 The default scale is ``DEFAULT_SESSIONS`` (``--quick``: ``QUICK_SESSIONS``); the
 issue's 10,000 is ``bench/run.py --full-scale`` (or ``python bench/scale_sessions.py
---full``), about ten minutes.
+--full``).
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ import asyncio
 import gc
 import os
 import random
+import shutil
 import statistics
 import tempfile
 import time
 import tracemalloc
 from pathlib import Path
 
+from _bulk_logs import Reminter
 from _harness import Case, Options, Target, print_case
 from _instant import SYSTEM, InstantModel, add, play_turn
 
@@ -59,6 +63,8 @@ GROWTH_TARGET = 1.01
 SETTLED = ROUNDS // 2
 """The round the growth is counted from: by then the interpreter's tables have grown."""
 MODEL = InstantModel()
+RAM_FOLDER = Path("/dev/shm")
+"""Where the sessions are written before their database moves to the disk."""
 
 
 def _resident_bytes() -> int:
@@ -79,17 +85,34 @@ def _agent(session: Session, store: SqliteSessionStore | None) -> AgentLoop:
     )
 
 
-async def _populate(store: SqliteSessionStore, count: int) -> list[str]:
-    """``count`` sessions of ``TURNS`` tool turns, played in memory, one flush each."""
-    ids: list[str] = []
-    for _ in range(count):
-        agent = _agent(Session.create(), None)
-        for _ in range(TURNS):
-            await play_turn(agent)
-        store.attach(agent.session)
-        await store.flush(agent.session)
-        store.detach(agent.session)
-        ids.append(agent.session.id)
+async def _populate(database: Path, count: int) -> list[str]:
+    """``count`` sessions of ``TURNS`` tool turns in the SQLite file ``database``: one
+    played for real, the others copies of its log with fresh session and message ids
+    (``_bulk_logs``), each flushed and then loaded once (which adds its end-seed, as
+    the first load of any stored session does) by a ``SqliteSessionStore``. The store
+    works in a folder in memory (``RAM_FOLDER``, when there is one) whose files are
+    then moved beside ``database``: the same database, without two fsyncs a session on
+    the shared disk."""
+    ram = RAM_FOLDER if RAM_FOLDER.is_dir() else None
+    with tempfile.TemporaryDirectory(prefix="dsh-bench-populate-", dir=ram) as folder:
+        store = SqliteSessionStore(Path(folder) / database.name)
+        try:
+            played = _agent(Session.create(), None)
+            for _ in range(TURNS):
+                await play_turn(played)
+            copies = Reminter(played.session)
+            ids: list[str] = []
+            for index in range(count):
+                session = played.session if index == 0 else copies.copy()
+                store.attach(session)
+                await store.flush(session)
+                store.detach(session)
+                store.detach(await store.load(session.id))
+                ids.append(session.id)
+        finally:
+            await store.close()
+        for file in Path(folder).iterdir():  # the database and its search index
+            shutil.move(file, database.parent / file.name)
     return ids
 
 
@@ -149,11 +172,11 @@ async def _measure(options: Options, directory: Path) -> list[Case]:
     )
     samples = QUICK_TURN_SAMPLES if options.quick else TURN_SAMPLES
     per_round = min(count, QUICK_ROUND_SESSIONS if options.quick else ROUND_SESSIONS)
+    started = time.perf_counter()
+    ids = await _populate(directory / "sessions.db", count)
+    populate_seconds = time.perf_counter() - started
     store = SqliteSessionStore(directory / "sessions.db")
     try:
-        started = time.perf_counter()
-        ids = await _populate(store, count)
-        populate_seconds = time.perf_counter() - started
         empty = await _turn_times(store, ids, None, samples // 2)
 
         gc.collect()
