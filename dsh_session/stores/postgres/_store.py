@@ -3,7 +3,7 @@
 Each store object has one *writer connection* (autocommit) that holds its ownership
 token (``fencing.py``) and makes every claim and flush, and a psycopg connection pool
 for reads and releases, so an inspecting ``read``, ``list_sessions`` or a ``detach``
-never queues behind a write. A flush is one fenced transaction sent as one pipeline;
+never queues behind a write. A flush is one fenced statement (``fencing.py``);
 the base runs the blocking calls one at a time per store on a worker thread, because
 a network round trip must not stall the event loop. After each flush commits,
 a notifier thread sends a ``NOTIFY`` (``notify.py``), which ``follow`` listens for
@@ -168,8 +168,8 @@ class PostgresSessionStore(SessionStore):
     # --- writing ----------------------------------------------------------------------
 
     def _write_batch(self, batch: Batch) -> None:
-        """One pipelined transaction: create the session with its first events, or
-        append after the fence check (``fencing.py``)."""
+        """One statement: create the session with its first events, or append after
+        the fence check, with the search index's rows (``fencing.py``)."""
         sid = batch.session_id
         rows = [(event.seq, dump_event(event).decode()) for event in batch.events]
         connection = self._writer_connection()
