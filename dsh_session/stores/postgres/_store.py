@@ -40,6 +40,7 @@ from dsh_session.stores.postgres import _search as search_index
 from dsh_session.stores.postgres._fencing import Connection, Fence
 from dsh_session.stores.postgres._follow import Listener, listen_events
 from dsh_session.stores.postgres._notify import Notifier
+from dsh_session.stores.postgres._reads import events_between, read_events_from
 
 logger = logging.getLogger(__name__)
 
@@ -284,57 +285,6 @@ class PostgresSessionStore(SessionStore):
                 self._notifier.close()
 
 
-def events_between(
-    connection: Connection, session_id: SessionId, start: int, head: int, where: str
-) -> list[str]:
-    """The wire JSON of events ``start <= seq < head``, checked to be all there."""
-    rows = connection.execute(
-        "SELECT seq, event FROM dsh_events WHERE session_id = %s AND seq >= %s AND seq < %s "
-        "ORDER BY seq",
-        (session_id, start, head),
-    ).fetchall()
-    return _all_there(rows, session_id, start, head, where)
-
-
-def _all_there(
-    rows: list[tuple[Any, ...]], session_id: SessionId, start: int, head: int, where: str
-) -> list[str]:
-    """The events of ``(seq, event)`` rows, checked to be every seq from ``start`` to
-    ``head``."""
-    for position, (seq, _) in enumerate(rows, start):
-        if seq != position:
-            raise SessionCorruptError(
-                f"{where}: session {session_id!r} has no event at seq {position} "
-                f"(the next stored one is seq {seq})",
-                seq=position,
-            )
-    if start + len(rows) < head:
-        raise SessionCorruptError(
-            f"{where}: session {session_id!r} records {head} events but stores {start + len(rows)}",
-            seq=start + len(rows),
-        )
-    return [event for _, event in rows]
-
-
-_FROM_SEQ = (
-    "SELECT s.head, e.seq, e.event FROM dsh_sessions s LEFT JOIN dsh_events e "
-    "ON e.session_id = s.id AND e.seq >= %s AND e.seq < s.head WHERE s.id = %s ORDER BY e.seq"
-)
-
-
-def read_events_from(
-    connection: Connection, session_id: SessionId, from_seq: int, where: str
-) -> list[LogEvent]:
-    """The session's committed events from ``from_seq`` on, with its head, in one
-    statement (a follower's read: one round trip)."""
-    rows = connection.execute(_FROM_SEQ, (from_seq, session_id)).fetchall()
-    if not rows:
-        raise SessionNotFoundError(session_id, where)
-    head = int(rows[0][0])
-    found = [(seq, event) for _, seq, event in rows if seq is not None]
-    return parse_events(_all_there(found, session_id, from_seq, head, where))
-
-
 def _without_password(dsn: str) -> str:
     try:
         info = psycopg.conninfo.conninfo_to_dict(dsn)
@@ -346,6 +296,4 @@ def _without_password(dsn: str) -> str:
 
 __all__ = [
     "PostgresSessionStore",
-    "events_between",
-    "read_events_from",
 ]
