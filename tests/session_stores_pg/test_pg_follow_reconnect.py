@@ -165,3 +165,52 @@ async def test_a_follower_that_cannot_read_raises_a_session_error(
         with pytest.raises(SessionError, match="cannot listen"):
             await anext(follower)
         await follower.aclose()
+
+
+READERS = (
+    "SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT s.head, e.seq%%' "
+    "AND backend_type = 'client backend' AND pid <> pg_backend_pid() "
+    "ORDER BY backend_start DESC"
+)
+
+
+def _readers(dsn: str) -> list[int]:
+    """Backends whose last statement was a follower's read, newest first (the pool's
+    connection that read in the meantime is older than the next reading connection)."""
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        return [int(row[0]) for row in connection.execute(READERS).fetchall()]
+
+
+async def test_follow_reads_again_after_its_reading_connection_is_terminated(
+    postgres_dsn: str,
+) -> None:
+    """Followers read on a connection of their own, on the event loop; killed between
+    reads, the next read goes through the store's pool and the one after opens a new
+    connection: every event still arrives once, in order, and no error surfaces."""
+    async with (
+        PostgresSessionStore(postgres_dsn) as writer,
+        PostgresSessionStore(postgres_dsn, mode="read") as reader,
+    ):
+        session = await store_completed_turn(writer)
+        loaded = await writer.load(session.id)
+        consumer = _Consumer(reader.follow(session.id, poll_interval=600))
+        try:
+            await consumer.until(session.seq, timeout=30)
+            killed: set[int] = set()
+            for _ in range(3):
+                async with asyncio.timeout(30):
+                    while not (found := await asyncio.to_thread(_readers, postgres_dsn)) or (
+                        found[0] in killed
+                    ):
+                        await asyncio.sleep(0.05)
+                pid = found[0]
+                await asyncio.to_thread(_terminate, postgres_dsn, pid)
+                killed.add(pid)
+                await _write_turn(writer, loaded)  # read through the pool
+                await consumer.until(loaded.seq, timeout=30)
+                await _write_turn(writer, loaded)  # on a new reading connection
+                await consumer.until(loaded.seq, timeout=30)
+        finally:
+            await consumer.stop()
+    assert consumer.error is None
+    assert consumer.seen == list(loaded.events)

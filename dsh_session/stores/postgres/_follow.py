@@ -11,12 +11,16 @@ next seq the head has passed.
 A follower joins the listener (which is listening by then) *before* its first read,
 and clears its wake-up before each read, so an event committed after a read always
 wakes it. Each wake-up (a notification, or the fallback timeout) reads the events
-past the last one delivered through the store's read pool; reads and seq checks are
-those of every other follower (``dsh_session/stores/_follow.py``), so order and
-completeness never depend on a notification arriving: a lost one costs latency, not
-events. A lost LISTEN connection (a terminated backend, a server restart) is
-replaced by a new one, after which every follower reads again; while none can be
-opened the followers poll.
+past the last one delivered, in one statement on the listener's second asynchronous
+connection, on the event loop: a worker thread and a pooled connection would add two
+thread wake-ups and a checkout between a notification and its events, and on a busy
+machine each wake-up waits to be scheduled. Only a large read is parsed on a worker
+thread; should that connection fail, the read goes through the store's read pool as
+any other read does. The seq checks are those of every other follower
+(``dsh_session/stores/_follow.py``), so order and completeness never depend on a
+notification arriving: a lost one costs latency, not events. A lost LISTEN connection
+(a terminated backend, a server restart) is replaced by a new one, after which every
+follower reads again; while none can be opened the followers poll.
 """
 
 from __future__ import annotations
@@ -30,10 +34,13 @@ import psycopg
 from psycopg.rows import TupleRow
 
 from dsh_session._header import SessionId
+from dsh_session._parse import parse_events
 from dsh_session.errors import StoreError
 from dsh_session.events import LogEvent
+from dsh_session.stores._base import INLINE_BATCH_LIMIT
 from dsh_session.stores._follow import FollowedStore, in_order
 from dsh_session.stores.postgres._fencing import CHANNEL
+from dsh_session.stores.postgres._reads import FROM_SEQ, texts_from
 
 AsyncConnection = psycopg.AsyncConnection[TupleRow]
 
@@ -63,6 +70,9 @@ class Listener:
         self._dsn = dsn
         self._followers: dict[SessionId, set[_Follower]] = {}
         self._connection: AsyncConnection | None = None
+        self._reader: AsyncConnection | None = None
+        """Where the followers read (opened at the first read, shared by them)."""
+        self._closing: set[asyncio.Task[None]] = set()
         self._task: asyncio.Task[None] | None = None
         self._opening = asyncio.Lock()
 
@@ -92,10 +102,54 @@ class Listener:
         task, self._task = self._task, None
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-        if self._connection is not None:
-            await _close(self._connection)
-            self._connection = None
+        for connection in (self._connection, self._reader):
+            if connection is not None:
+                await _close(connection)
+        self._connection = self._reader = None
         return True
+
+    async def read(
+        self, store: ListenedStore, session_id: SessionId, from_seq: int
+    ) -> list[LogEvent]:
+        """The session's committed events from ``from_seq`` on, read on the event loop
+        (through the store's pool on a worker thread when that connection fails)."""
+        try:
+            connection = await self._reading_connection()
+        except psycopg.Error:
+            connection = None
+        try:
+            if connection is not None:
+                cursor = await connection.execute(FROM_SEQ, (from_seq, session_id))
+                rows = await cursor.fetchall()
+        except psycopg.Error:
+            connection = None  # the next read opens another
+        except BaseException:  # cancelled in the middle of a read: its state is unknown
+            self._drop_reader()
+            raise
+        if connection is None:
+            self._drop_reader()
+            return await asyncio.to_thread(
+                store._reading, f"session {session_id!r}", store._read_events, session_id, from_seq
+            )
+        texts = texts_from(rows, session_id, from_seq, repr(store))
+        if len(texts) <= INLINE_BATCH_LIMIT:
+            return parse_events(texts)
+        return await asyncio.to_thread(parse_events, texts)
+
+    async def _reading_connection(self) -> AsyncConnection:
+        async with self._opening:
+            if self._reader is None:
+                self._reader = await psycopg.AsyncConnection.connect(self._dsn, autocommit=True)
+            return self._reader
+
+    def _drop_reader(self) -> None:
+        """Close the reading connection in the background (a read may have left it
+        mid-query); the next read opens another."""
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            closing = asyncio.get_running_loop().create_task(_close(reader))
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
 
     async def _run(self) -> None:
         while True:
@@ -143,9 +197,7 @@ async def listen_events(
         while not store._closed:
             follower.woken.clear()
             start = follower.next_seq
-            events = await asyncio.to_thread(
-                store._reading, f"session {session_id!r}", store._read_events, session_id, start
-            )
+            events = await listener.read(store, session_id, start)
             in_order(events, start, session_id, repr(store))
             for event in events:
                 yield event

@@ -12,8 +12,10 @@ still queued behind each other's notifications.
 
 So a store's flush commits durably without notifying and hands ``(session, head)``
 to its :class:`Notifier`, whose thread sends everything pending as one notifying
-transaction (one ``pg_notify`` per session, its newest head) on a connection of its
-own. While that transaction waits for the lock, newer heads collect and go out
+statement (one ``pg_notify`` per session, its newest head) on a connection of its
+own, whose transactions never wait for the disk (``synchronous_commit`` is off for
+the whole connection, so each batch is one statement and one round trip). While
+that statement waits for the lock, newer heads collect and go out
 together in the next one: flushes never wait for the lock, and the number of
 notifying commits is bounded by how fast the lock can be handed over, not by the
 flush rate. A notification carries nothing durable (PostgreSQL drops undelivered ones
@@ -37,6 +39,7 @@ logger = logging.getLogger(__name__)
 
 _IDLE = TransactionStatus.IDLE
 _CONNECT_TIMEOUT = 10
+_NOTIFY = b"SELECT pg_notify(%s, payload) FROM unnest(%b::text[]) AS payload"
 """Seconds the notifier waits for a connection before it gives up on a batch."""
 
 
@@ -115,8 +118,9 @@ class Notifier:
                         connection = psycopg.connect(
                             self._dsn, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
                         )
+                        connection.execute("SET synchronous_commit = off")
                     payloads = [f"{sid} {head}" for sid, head in batch.items()]
-                    notify_committed(connection, self._channel, payloads)
+                    connection.execute(_NOTIFY, (self._channel, payloads))
                 except psycopg.Error as error:
                     logger.warning(
                         "%s: could not wake the followers of %d sessions: %s",

@@ -16,11 +16,11 @@ Version 1:
 - ``dsh_events(session_id, seq, event)``: each event's wire JSON as text (the exact
   bytes dsh wrote, not ``jsonb``, which would reorder keys), keyed by
   ``(session_id, seq)``.
-- ``dsh_advance`` and ``dsh_create``: the fence of a flush (``fencing.py``), raising
-  SQLSTATE ``DSH01`` (fenced) or ``DSH02`` (the id exists) to abort its transaction.
-  Their ``p_notify`` (a ``NOTIFY`` inside the flush's transaction) is always false
-  now: the store notifies after the commit (``notify.py``). It stays for writers of
-  earlier dsh versions sharing the database, which still pass true.
+- ``dsh_advance`` and ``dsh_create``: the fence of a flush as writers of earlier dsh
+  versions run it, raising SQLSTATE ``DSH01`` (fenced) or ``DSH02`` (the id exists)
+  to abort their transaction, with an optional ``NOTIFY`` inside it (``p_notify``).
+  This version fences in the flush's own statement instead (``fencing.py``), to the
+  same effect; the functions stay for those writers sharing the database.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ surface event, ``doc`` the ``to_tsvector('simple', ...)`` of the tokens dsh cut 
 the message's text (``dsh_session._search``), so PostgreSQL matches the very tokens
 SQLite and the scan match; ``dsh_search_state(session_id, through)`` the head each
 session was indexed up to. Both are created ``IF NOT EXISTS`` by every writable store,
-so a database made before search gains them; each flush writes its documents in the
-flush's own transaction (the rows below go into the same pipeline as the events), and
+so a database made before search gains them; each flush writes its documents and
+the new head in the flush's own statement (riders of its fence, ``fencing.py``), and
 a search first re-indexes any session whose head moved without the index (written by
 an earlier dsh), from its log.
 """
@@ -20,7 +20,13 @@ from dsh_session._search import SearchDocument, SearchHit, SearchQuery, document
 from dsh_session._search.scan import hit_of
 from dsh_session.errors import SessionNotFoundError
 from dsh_session.events import LogEvent
-from dsh_session.stores.postgres._fencing import Connection, Statements
+from dsh_session.stores.postgres._fencing import (
+    Connection,
+    Rider,
+    Statements,
+    fenced,
+    fenced_params,
+)
 
 _INDEX_LOCK = 0x6473685F736561  # "dsh_sea": serialises concurrent creators of the tables
 
@@ -41,12 +47,14 @@ CREATE TABLE IF NOT EXISTS dsh_search_state (
 );
 """
 
-_ADD_DOC = (
+_ADD_DOCS = (
     "INSERT INTO dsh_search_docs (session_id, seq, message_id, role, body, doc) "
-    "VALUES (%s, %s, %s, %s, %s, to_tsvector('simple', %s))"
+    "SELECT fence.id, d.seq, d.message_id, d.role, d.body, to_tsvector('simple', d.terms) "
+    "FROM fence, unnest(%b::bigint[], %b::text[], %b::text[], %b::text[], %b::text[]) "
+    "AS d(seq, message_id, role, body, terms)"
 )
 _SET_STATE = (
-    "INSERT INTO dsh_search_state (session_id, through) VALUES (%s, %s) "
+    "INSERT INTO dsh_search_state (session_id, through) SELECT fence.id, %s FROM fence "
     "ON CONFLICT (session_id) DO UPDATE SET through = excluded.through"
 )
 FORGET: Statements = (
@@ -68,27 +76,29 @@ def has_tables(connection: Connection) -> bool:
     return bool(found and found[0])
 
 
-def index_rows(session_id: str, events: Sequence[LogEvent], head: int) -> Statements:
-    """The statements that index appended events and record the new head."""
-    docs = [_row(document) for document in documents_of(session_id, events)]
-    return ((_ADD_DOC, docs), (_SET_STATE, [(session_id, head)]))
-
-
-def _row(document: SearchDocument) -> tuple[Any, ...]:
-    return (
-        document.session_id,
-        document.seq,
-        document.message_id,
-        document.role,
-        document.body,
-        document.terms,
+def index_rows(session_id: str, events: Sequence[LogEvent], head: int) -> tuple[Rider, ...]:
+    """The riders of a write that index appended events and record the new head."""
+    docs = documents_of(session_id, events)
+    columns = (
+        [document.seq for document in docs],
+        [document.message_id for document in docs],
+        [document.role for document in docs],
+        [document.body for document in docs],
+        [document.terms for document in docs],
     )
+    return (Rider(_ADD_DOCS, columns), Rider(_SET_STATE, (head,)))
 
 
 def _run(connection: Connection, statements: Statements) -> None:
     for sql, rows in statements:
         if rows:
             connection.cursor().executemany(sql.encode(), rows)
+
+
+def _index(connection: Connection, session_id: str, riders: Sequence[Rider]) -> None:
+    """Run ``riders`` for ``session_id`` (whose row the caller has locked)."""
+    fence = "SELECT %s::text AS id"
+    connection.execute(fenced(fence, riders).encode(), fenced_params((session_id,), riders))
 
 
 _STALE = """
@@ -124,7 +134,8 @@ def reconcile(connection: Connection, read: Any, *, everything: bool = False) ->
             ).fetchone()
             if found is not None:
                 head = int(found[0])
-                _run(connection, index_rows(session_id, read(connection, session_id, head), head))
+                events = read(connection, session_id, head)
+                _index(connection, session_id, index_rows(session_id, events, head))
     return len(stale)
 
 
@@ -164,7 +175,6 @@ def search(
 
 __all__ = [
     "FORGET",
-    "Statements",
     "create_tables",
     "has_tables",
     "index_rows",

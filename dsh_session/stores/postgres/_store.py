@@ -3,7 +3,7 @@
 Each store object has one *writer connection* (autocommit) that holds its ownership
 token (``fencing.py``) and makes every claim and flush, and a psycopg connection pool
 for reads and releases, so an inspecting ``read``, ``list_sessions`` or a ``detach``
-never queues behind a write. A flush is one fenced transaction sent as one pipeline;
+never queues behind a write. A flush is one fenced statement (``fencing.py``);
 the base runs the blocking calls one at a time per store on a worker thread, because
 a network round trip must not stall the event loop. After each flush commits,
 a notifier thread sends a ``NOTIFY`` (``notify.py``), which ``follow`` listens for
@@ -40,6 +40,7 @@ from dsh_session.stores.postgres import _search as search_index
 from dsh_session.stores.postgres._fencing import Connection, Fence
 from dsh_session.stores.postgres._follow import Listener, listen_events
 from dsh_session.stores.postgres._notify import Notifier
+from dsh_session.stores.postgres._reads import events_between, read_events_from
 
 logger = logging.getLogger(__name__)
 
@@ -168,8 +169,8 @@ class PostgresSessionStore(SessionStore):
     # --- writing ----------------------------------------------------------------------
 
     def _write_batch(self, batch: Batch) -> None:
-        """One pipelined transaction: create the session with its first events, or
-        append after the fence check (``fencing.py``)."""
+        """One statement: create the session with its first events, or append after
+        the fence check, with the search index's rows (``fencing.py``)."""
         sid = batch.session_id
         rows = [(event.seq, dump_event(event).decode()) for event in batch.events]
         connection = self._writer_connection()
@@ -284,42 +285,6 @@ class PostgresSessionStore(SessionStore):
                 self._notifier.close()
 
 
-def events_between(
-    connection: Connection, session_id: SessionId, start: int, head: int, where: str
-) -> list[str]:
-    """The wire JSON of events ``start <= seq < head``, checked to be all there."""
-    rows = connection.execute(
-        "SELECT seq, event FROM dsh_events WHERE session_id = %s AND seq >= %s AND seq < %s "
-        "ORDER BY seq",
-        (session_id, start, head),
-    ).fetchall()
-    for position, (seq, _) in enumerate(rows, start):
-        if seq != position:
-            raise SessionCorruptError(
-                f"{where}: session {session_id!r} has no event at seq {position} "
-                f"(the next stored one is seq {seq})",
-                seq=position,
-            )
-    if start + len(rows) < head:
-        raise SessionCorruptError(
-            f"{where}: session {session_id!r} records {head} events but stores {start + len(rows)}",
-            seq=start + len(rows),
-        )
-    return [event for _, event in rows]
-
-
-def read_events_from(
-    connection: Connection, session_id: SessionId, from_seq: int, where: str
-) -> list[LogEvent]:
-    """The session's committed events from ``from_seq`` on."""
-    found = connection.execute(
-        "SELECT head FROM dsh_sessions WHERE id = %s", (session_id,)
-    ).fetchone()
-    if found is None:
-        raise SessionNotFoundError(session_id, where)
-    return parse_events(events_between(connection, session_id, from_seq, int(found[0]), where))
-
-
 def _without_password(dsn: str) -> str:
     try:
         info = psycopg.conninfo.conninfo_to_dict(dsn)
@@ -331,6 +296,4 @@ def _without_password(dsn: str) -> str:
 
 __all__ = [
     "PostgresSessionStore",
-    "events_between",
-    "read_events_from",
 ]
