@@ -270,7 +270,10 @@ class _EventSource:
 
 def _sqlite_floor(path: Path, size: int, *, serialize: bool) -> _FlushSubject:
     """One executemany and one commit per batch into a WAL/FULL database; the rows are
-    serialized beforehand, or (``serialize``) inside the timed part."""
+    serialized beforehand, or (``serialize``) inside the timed part. The rows are keyed
+    like dsh's: by a session id of the form dsh generates (36 characters), so both write
+    the same bytes."""
+    session_id = Session.create().id
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
@@ -285,11 +288,11 @@ def _sqlite_floor(path: Path, size: int, *, serialize: bool) -> _FlushSubject:
     def prepare() -> None:
         batch[:] = source.next_batch()
         if not serialize:
-            rows[:] = [("bench", seq, event.model_dump_json()) for seq, event in batch]
+            rows[:] = [(session_id, seq, event.model_dump_json()) for seq, event in batch]
 
     async def flush_batch() -> None:
         if serialize:
-            rows[:] = [("bench", seq, event.model_dump_json()) for seq, event in batch]
+            rows[:] = [(session_id, seq, event.model_dump_json()) for seq, event in batch]
         db.execute("BEGIN IMMEDIATE")
         db.executemany("INSERT INTO events VALUES (?, ?, ?)", rows)
         db.execute("COMMIT")
