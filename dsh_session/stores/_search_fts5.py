@@ -153,25 +153,34 @@ class Fts5Index:
             is not None
         )
 
-    def stale(self, db: sqlite3.Connection) -> tuple[list[str], list[str]]:
+    def stale(
+        self, db: sqlite3.Connection, session_id: str | None = None
+    ) -> tuple[list[str], list[str]]:
         """Sessions whose log changed since they were indexed (or were never indexed),
-        and sessions the index holds that no log does."""
-        logged = self._log.stamps(db)
-        indexed = dict(db.execute(f"SELECT session_id, stamp FROM {self._s}.dsh_search_state"))
+        and sessions the index holds that no log does: of every session, or of
+        ``session_id`` alone."""
+        state = f"SELECT session_id, stamp FROM {self._s}.dsh_search_state"
+        if session_id is None:
+            logged = self._log.stamps(db)
+            indexed = dict(db.execute(state))
+        else:
+            stamp = self._log.stamp(db, session_id)
+            logged = {} if stamp is None else {session_id: stamp}
+            indexed = dict(db.execute(f"{state} WHERE session_id = ?", (session_id,)))
         behind = sorted(sid for sid, stamp in logged.items() if indexed.get(sid) != stamp)
         gone = sorted(set(indexed) - set(logged))
         return behind, gone
 
     # --- whole operations (each its own write transaction) ---------------------------
 
-    def reconcile(self, db: sqlite3.Connection) -> int:
-        """Bring the index up to the logs; the number of sessions caught up or dropped.
-        A look in a read transaction first: most searches find nothing to do and take
-        no write lock. The index's commits skip the durable sync (see
-        :func:`_unsynced`)."""
+    def reconcile(self, db: sqlite3.Connection, session_id: str | None = None) -> int:
+        """Bring the index up to the logs (or to the log of ``session_id`` alone, all a
+        search scoped to it reads); the number of sessions caught up or dropped. A look
+        in a read transaction first: most searches find nothing to do and take no write
+        lock. The index's commits skip the durable sync (see :func:`_unsynced`)."""
         db.execute("BEGIN")
         try:
-            behind, gone = self.stale(db)
+            behind, gone = self.stale(db, session_id)
         finally:
             db.execute("COMMIT")
         if not behind and not gone:
@@ -313,17 +322,17 @@ def indexed_search(
     role: str | None,
     limit: int,
 ) -> list[SearchHit] | None:
-    """Search through ``index`` after bringing it up to the logs; ``None`` when it cannot
-    answer for them (missing, or behind while the store may not write): then the caller
-    scans the logs instead."""
+    """Search through ``index`` after bringing it up to the logs the search reads (every
+    log, or ``session_id``'s); ``None`` when it cannot answer for them (missing, or
+    behind while the store may not write): then the caller scans the logs instead."""
     if not index.exists(db):
         return None
     if writable:
-        index.reconcile(db)
+        index.reconcile(db, session_id)
     else:
         db.execute("BEGIN")
         try:
-            behind, gone = index.stale(db)
+            behind, gone = index.stale(db, session_id)
         finally:
             db.execute("COMMIT")
         if behind or gone:
