@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from time import time_ns
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
@@ -230,7 +229,7 @@ class Session:
         if surface_op is None and type in SURFACE_TYPES:
             surface_op = "append"
         # Event times never go backwards, whatever the clock does.
-        time = time_ns() // 1_000_000  # now_ms(), inline
+        time = now_ms()
         if seq and (last := events[-1].time) > time:
             time = last
         # ``type`` is given because a foreign event class stands for several types.
