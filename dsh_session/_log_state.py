@@ -255,6 +255,15 @@ _ADVANCES: dict[type[SessionEvent], Callable[[LogState, Any], None]] = {
     RequestHeaderEvent: LogState._advance_request_header,
 }
 
+
+def rule_of(event_class: type[SessionEvent]) -> Callable[[LogState, Any], None] | None:
+    """What :meth:`LogState.advance` runs for an event of ``event_class`` (``None``:
+    nothing), for a caller that knows the class before it has the event:
+    ``Session.append`` binds it once per type instead of looking it up per event."""
+    return _ADVANCES.get(event_class)
+
+
 __all__ = [
     "LogState",
+    "rule_of",
 ]

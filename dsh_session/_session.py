@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from dsh_llm._messages import Message
 from dsh_session._header import SessionHeader, SessionId, new_session_id, now_ms
-from dsh_session._log_state import LogState
+from dsh_session._log_state import LogState, rule_of
 from dsh_session._surface_view import SurfaceView
 from dsh_session._views import PrefixView
 from dsh_session.errors import SessionCorruptError, SessionValidationError
@@ -35,12 +35,13 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("dsh_session")
 
-_VALIDATORS: dict[str, Callable[[Any], Any]] = {
-    type: event_class.__pydantic_validator__.validate_python
+_APPENDS: dict[str, tuple[Callable[[Any], Any], Callable[[LogState, Any], None] | None]] = {
+    type: (event_class.__pydantic_validator__.validate_python, rule_of(event_class))
     for type, event_class in EVENT_CLASSES.items()
 }
-"""Each type's concrete validator, bound once: the same validation as
-``model_validate`` without its Python wrapper or two attribute look-ups per append."""
+"""Per type, its concrete validator and its log rule, bound once: the same validation
+as ``model_validate`` and the same check as ``LogState.advance``, without their
+wrappers and look-ups per append (the validator builds exactly the type's class)."""
 Observer = Callable[[LogEvent], None]
 """Called synchronously with each committed event (typed as :attr:`Session.events`
 items are, so it narrows on ``event.type``)."""
@@ -204,17 +205,50 @@ class Session:
         are. ``surface_op`` defaults to ``"append"`` for surface events and may be a
         :class:`Replace` or its wire mapping. Raises :class:`SessionValidationError`
         (naming the seq and field) and changes nothing when the event is not valid here.
+
+        One function on purpose: this runs for every event of every turn (a streamed
+        reply logs a chunk per delta), and each call saved is a few percent of it.
         """
-        seq = len(self._events)
+        events = self._events
+        seq = len(events)
         if self._notifying:
             raise SessionValidationError(
                 f"cannot append {type} from inside an observer of session {self.id!r}: "
                 "observers see committed events, they do not extend the log",
                 seq=seq,
             )
-        event = self._build(type, data, surface_op, source_event_seqs, seq)
-        self._state.advance(event)
-        self._events.append(event)
+        steps = _APPENDS.get(type)
+        if steps is None:
+            raise SessionValidationError(
+                f"unknown event type {type!r} for event {seq}; known types: "
+                f"{', '.join(sorted(EVENT_CLASSES))}",
+                seq=seq,
+                field="type",
+            )
+        validate, rule = steps
+        if surface_op is None and type in SURFACE_TYPES:
+            surface_op = "append"
+        # Event times never go backwards, whatever the clock does.
+        time = now_ms()
+        if seq and (last := events[-1].time) > time:
+            time = last
+        # ``type`` is given because a foreign event class stands for several types.
+        fields: dict[str, Any] = {"type": type, "seq": seq, "time": time, "data": data}
+        if surface_op is not None:
+            fields["surfaceOp"] = surface_op
+        if source_event_seqs is not None:
+            fields["sourceEventSeqs"] = tuple(source_event_seqs)
+        try:
+            event: SessionEvent = validate(fields)
+        except ValidationError as error:
+            first = error.errors()[0]
+            field = ".".join(str(part) for part in first["loc"])
+            raise SessionValidationError(
+                f"invalid {type} event {seq}: {field}: {first['msg']}", seq=seq, field=field
+            ) from error
+        if rule is not None:
+            rule(self._state, event)
+        events.append(event)
         if self._observers:
             self._announce(event)
         return event
@@ -228,43 +262,6 @@ class Session:
 
     else:
         append = _append
-
-    def _build(
-        self,
-        type: str,
-        data: Any,
-        surface_op: SurfaceOp | Mapping[str, Any] | None,
-        source_event_seqs: Iterable[int] | None,
-        seq: int,
-    ) -> SessionEvent:
-        validate = _VALIDATORS.get(type)
-        if validate is None:
-            raise SessionValidationError(
-                f"unknown event type {type!r} for event {seq}; known types: "
-                f"{', '.join(sorted(EVENT_CLASSES))}",
-                seq=seq,
-                field="type",
-            )
-        if surface_op is None and type in SURFACE_TYPES:
-            surface_op = "append"
-        # Event times never go backwards, whatever the clock does.
-        time = now_ms()
-        if seq and (last := self._events[-1].time) > time:
-            time = last
-        # ``type`` is given because a foreign event class stands for several types.
-        fields: dict[str, Any] = {"type": type, "seq": seq, "time": time, "data": data}
-        if surface_op is not None:
-            fields["surfaceOp"] = surface_op
-        if source_event_seqs is not None:
-            fields["sourceEventSeqs"] = tuple(source_event_seqs)
-        try:
-            return validate(fields)  # type: ignore[no-any-return]
-        except ValidationError as error:
-            first = error.errors()[0]
-            field = ".".join(str(part) for part in first["loc"])
-            raise SessionValidationError(
-                f"invalid {type} event {seq}: {field}: {first['msg']}", seq=seq, field=field
-            ) from error
 
     # --- observers --------------------------------------------------------------------
 

@@ -6,16 +6,20 @@ seq, message id, role, the message's text), ``dsh_search_fts`` (a contentless FT
 index of the text's tokens, sharing the documents' rowids) and ``dsh_search_state``
 (per session, the *stamp* of the log the index matches).
 
-Appends write their documents in the append's own transaction (:meth:`add`). Before
-each search the stamps are compared with the logs' (:meth:`reconcile`): a session
-written by something that does not know the index (the TypeScript harness, an earlier
-dsh) or, for an index in a separate file, left behind by a crash between the two files'
-commits, is re-indexed from its log; a session gone from the log leaves the index. So
-the index never answers with anything the log does not hold, and :meth:`rebuild` makes
-it again from the logs alone.
+A layout either writes an append's documents in the append's own transaction
+(:meth:`add`: schema 17's index file) or leaves them to the next search (layout 1).
+Before each search the stamps are compared with the logs' (:meth:`reconcile`) and every
+session that differs is brought up to its log: from where the index left off when the
+layout can read its log on from a stamp (layout 1: appends not yet indexed, a crash
+between an append and its indexing), else whole (schema 17 appended by the TypeScript
+harness, or left behind by a crash between the two files' commits); a session gone
+from the log leaves the index. Each catch-up is one transaction that writes the
+documents and the new stamp together, so an event is indexed once or not at all, and
+the index never answers with anything the log does not hold; :meth:`rebuild` makes it
+again from the logs alone.
 
 The layout supplies what the index cannot know, as a :class:`IndexedLog`: how to read
-every session's stamp and one session's events, both inside the caller's transaction.
+every session's stamp and one session's events, all inside the caller's transaction.
 """
 
 from __future__ import annotations
@@ -53,16 +57,33 @@ _TABLES = (
 tokens are not stored twice: a removal recomputes them from the body), and the stamps."""
 
 
+_CATCH_UP_EVENTS = 2_000
+"""Events a catch-up indexes per transaction, so that indexing a long backlog holds the
+database's write lock (which appends wait for) briefly at a time."""
+
+
 class IndexedLog(Protocol):
-    """What a layout tells the index about its logs; both run inside a transaction the
-    index holds, so the stamp and the events are of one snapshot."""
+    """What a layout tells the index about its logs; all run inside a transaction the
+    index holds, so the stamps and the events are of one snapshot."""
 
     def stamps(self, db: sqlite3.Connection) -> dict[str, str]:
         """Every stored session's stamp: a text that changes whenever its log does."""
         ...
 
+    def stamp(self, db: sqlite3.Connection, session_id: str) -> str | None:
+        """One session's stamp; ``None`` when no log holds the session."""
+        ...
+
     def read(self, db: sqlite3.Connection, session_id: str) -> tuple[Sequence[LogEvent], str]:
         """One session's events and its stamp."""
+        ...
+
+    def read_after(
+        self, db: sqlite3.Connection, session_id: str, stamp: str | None, limit: int
+    ) -> tuple[Sequence[LogEvent], str] | None:
+        """At most ``limit`` events logged after the log state ``stamp`` names (from the
+        start: ``None``) and the stamp of the log up to the last of them; ``None`` when
+        the layout cannot read on from a stamp (the index then reads the log whole)."""
         ...
 
 
@@ -132,35 +153,71 @@ class Fts5Index:
             is not None
         )
 
-    def stale(self, db: sqlite3.Connection) -> tuple[list[str], list[str]]:
+    def stale(
+        self, db: sqlite3.Connection, session_id: str | None = None
+    ) -> tuple[list[str], list[str]]:
         """Sessions whose log changed since they were indexed (or were never indexed),
-        and sessions the index holds that no log does."""
-        logged = self._log.stamps(db)
-        indexed = dict(db.execute(f"SELECT session_id, stamp FROM {self._s}.dsh_search_state"))
+        and sessions the index holds that no log does: of every session, or of
+        ``session_id`` alone."""
+        state = f"SELECT session_id, stamp FROM {self._s}.dsh_search_state"
+        if session_id is None:
+            logged = self._log.stamps(db)
+            indexed = dict(db.execute(state))
+        else:
+            stamp = self._log.stamp(db, session_id)
+            logged = {} if stamp is None else {session_id: stamp}
+            indexed = dict(db.execute(f"{state} WHERE session_id = ?", (session_id,)))
         behind = sorted(sid for sid, stamp in logged.items() if indexed.get(sid) != stamp)
         gone = sorted(set(indexed) - set(logged))
         return behind, gone
 
     # --- whole operations (each its own write transaction) ---------------------------
 
-    def reconcile(self, db: sqlite3.Connection) -> int:
-        """Bring the index up to the logs; the number of sessions re-indexed or dropped.
-        A look in a read transaction first: most searches find nothing to do and take
-        no write lock."""
+    def reconcile(self, db: sqlite3.Connection, session_id: str | None = None) -> int:
+        """Bring the index up to the logs (or to the log of ``session_id`` alone, all a
+        search scoped to it reads); the number of sessions caught up or dropped. A look
+        in a read transaction first: most searches find nothing to do and take no write
+        lock. The index's commits skip the durable sync (see :func:`_unsynced`)."""
         db.execute("BEGIN")
         try:
-            behind, gone = self.stale(db)
+            behind, gone = self.stale(db, session_id)
         finally:
             db.execute("COMMIT")
         if not behind and not gone:
             return 0
-        with _write_transaction(db):
-            behind, gone = self.stale(db)
-            for session_id in gone:
-                self.forget(db, session_id)
-            for session_id in behind:
-                self._index_whole(db, session_id)
+        with _unsynced(db, self._s):
+            for session_id in [*gone, *behind]:
+                while not self._catch_up(db, session_id):
+                    pass
         return len(behind) + len(gone)
+
+    def _catch_up(self, db: sqlite3.Connection, session_id: str) -> bool:
+        """In one transaction, index what the session logged since the index's stamp
+        (at most :data:`_CATCH_UP_EVENTS` events; the whole log when the layout cannot
+        read on from a stamp), or drop a session no log holds; whether the index now
+        matches its log. The stamps are read again inside the transaction: another
+        store may have caught up or appended since the look."""
+        with _write_transaction(db):
+            logged = self._log.stamp(db, session_id)
+            found = db.execute(
+                f"SELECT stamp FROM {self._s}.dsh_search_state WHERE session_id = ?",
+                (session_id,),
+            ).fetchone()
+            indexed: str | None = None if found is None else found[0]
+            if logged is None:
+                self.forget(db, session_id)
+                return True
+            if indexed == logged:
+                return True
+            after = self._log.read_after(db, session_id, indexed, _CATCH_UP_EVENTS)
+            if after is None:
+                self._index_whole(db, session_id)
+                return True
+            events, stamp = after
+            if indexed is None:
+                self.forget(db, session_id)  # documents without a stamp: none, normally
+            self.add(db, session_id, events, stamp)
+            return stamp == logged
 
     def rebuild(self, db: sqlite3.Connection) -> int:
         """Drop everything and index every log again; the number of documents."""
@@ -228,6 +285,20 @@ def _row(document: SearchDocument) -> tuple[object, ...]:
 
 
 @contextmanager
+def _unsynced(db: sqlite3.Connection, schema: str) -> Iterator[None]:
+    """Commit the index's own transactions with ``synchronous = NORMAL``: under
+    write-ahead logging they stay atomic and ordered, and a power cut can only take the
+    last of them, each with the stamp it wrote, so those sessions are caught up again
+    by the next search. The log's own commits keep their setting (restored after)."""
+    kept = db.execute(f"PRAGMA {schema}.synchronous").fetchone()[0]
+    db.execute(f"PRAGMA {schema}.synchronous = NORMAL")
+    try:
+        yield
+    finally:
+        db.execute(f"PRAGMA {schema}.synchronous = {int(kept)}")
+
+
+@contextmanager
 def _write_transaction(db: sqlite3.Connection) -> Iterator[None]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any failure."""
     db.execute("BEGIN IMMEDIATE")
@@ -251,17 +322,17 @@ def indexed_search(
     role: str | None,
     limit: int,
 ) -> list[SearchHit] | None:
-    """Search through ``index`` after bringing it up to the logs; ``None`` when it cannot
-    answer for them (missing, or behind while the store may not write): then the caller
-    scans the logs instead."""
+    """Search through ``index`` after bringing it up to the logs the search reads (every
+    log, or ``session_id``'s); ``None`` when it cannot answer for them (missing, or
+    behind while the store may not write): then the caller scans the logs instead."""
     if not index.exists(db):
         return None
     if writable:
-        index.reconcile(db)
+        index.reconcile(db, session_id)
     else:
         db.execute("BEGIN")
         try:
-            behind, gone = index.stale(db)
+            behind, gone = index.stale(db, session_id)
         finally:
             db.execute("COMMIT")
         if behind or gone:

@@ -40,6 +40,9 @@ def index_path(database: Path) -> Path:
     return database.with_name(f"{database.name}.dsh-search")
 
 
+_STAMP = "SELECT incarnation, revision FROM main.sessions WHERE id = ?"
+
+
 class _HarnessLogs:
     """Schema 17's logs as the index sees them; the stamp is incarnation and revision."""
 
@@ -50,18 +53,26 @@ class _HarnessLogs:
         rows = db.execute("SELECT id, incarnation, revision FROM main.sessions")
         return {sid: f"{incarnation}:{revision}" for sid, incarnation, revision in rows}
 
+    def stamp(self, db: sqlite3.Connection, session_id: str) -> str | None:
+        found = db.execute(_STAMP, (session_id,)).fetchone()
+        return None if found is None else f"{found[0]}:{found[1]}"
+
     def read(self, db: sqlite3.Connection, session_id: str) -> tuple[Sequence[LogEvent], str]:
         stored = read_stored_session(db, session_id)
         if stored is None:
             raise SessionNotFoundError(session_id, str(db))
         return self._events_of(stored), stamp_of(db, session_id)
 
+    def read_after(
+        self, db: sqlite3.Connection, session_id: str, stamp: str | None, limit: int
+    ) -> None:
+        """A revision names no point in the events to read on from: read whole."""
+        return None
+
 
 def stamp_of(db: sqlite3.Connection, session_id: str) -> str:
-    """A session's stamp as the open transaction sees it."""
-    incarnation, revision = db.execute(
-        "SELECT incarnation, revision FROM main.sessions WHERE id = ?", (session_id,)
-    ).fetchone()
+    """A stored session's stamp as the open transaction sees it."""
+    incarnation, revision = db.execute(_STAMP, (session_id,)).fetchone()
     return f"{incarnation}:{revision}"
 
 

@@ -6,7 +6,9 @@ Layout 1 (``PRAGMA user_version`` = 1): ``dsh_sessions(id, created_at, header)``
 header's wire JSON, and ``dsh_events(session_id, seq, event)`` with each event's wire
 JSON, keyed by ``(session_id, seq)``. Other tables in the same file are left alone. It
 claims a writer epoch in ``dsh_session_writers`` (created by the first claim), which
-every batch re-checks inside its own transaction (``_writer_epochs.py``).
+every batch re-checks inside its own transaction (``_writer_epochs.py``). A batch's
+transaction writes the log alone; the search index catches up before each search
+(``_search_layout_one.py``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from dsh_session.stores._ownership import SessionLocks, this_writer
 from dsh_session.stores._recovery import StoredLog
 from dsh_session.stores._regular_file import open_regular
 from dsh_session.stores._search_fts5 import indexed_search
-from dsh_session.stores._search_layout_one import create_index, index_batch, layout_one_index
+from dsh_session.stores._search_layout_one import create_index, layout_one_index
 from dsh_session.stores._sqlite_layouts import (
     SQLITE_MAGIC,
     SqliteLayout,
@@ -250,7 +252,8 @@ class DshLayout(SqliteLayout):
 
     def write_batch(self, batch: Batch) -> None:
         """Write the batch in one transaction that first checks (or, creating the
-        session, claims) this store's writer epoch."""
+        session, claims) this store's writer epoch. The search index is not written
+        here: the next search catches it up (``_search_layout_one.py``)."""
         sid = batch.session_id
         rows = [(sid, event.seq, dump_event(event).decode()) for event in batch.events]
         db = self._db
@@ -263,7 +266,6 @@ class DshLayout(SqliteLayout):
                 epoch = self._epochs[sid]
                 _EPOCHS.check(db.cursor(), sid, epoch, self._name)
             db.executemany("INSERT INTO dsh_events (session_id, seq, event) VALUES (?, ?, ?)", rows)
-            index_batch(self._search, db, batch)
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:

@@ -278,3 +278,33 @@ async def test_a_postgres_database_written_before_search_gains_the_index(
     async with PostgresSessionStore(postgres_dsn, mode="open") as store:
         assert len(await store.search("fox", limit=100)) == 3
         assert await store.reindex() == surface_count(sessions)
+
+
+def _indexed_sessions(database: Path) -> set[str]:
+    db = sqlite3.connect(f"{database.absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        return {sid for (sid,) in db.execute("SELECT session_id FROM dsh_search_state")}
+    finally:
+        db.close()
+
+
+async def test_a_layout_one_flush_writes_the_log_alone_and_a_search_catches_up(
+    tmp_path: Path,
+) -> None:
+    """Layout 1 leaves the index to the next search (its flush writes what the
+    serializing floor writes); a search scoped to one session catches up that one
+    only, and a read-only store reads the index for a session it covers."""
+    database = layout_one(tmp_path / "one.db")
+    sessions = build_sessions()
+    async with SqliteSessionStore(database) as store:
+        await store_all(store, sessions)
+    assert _indexed_sessions(database) == set()
+    async with SqliteSessionStore(database) as store:
+        assert len(await store.search("fox", session_id=sessions[0].id, limit=100)) == 3
+    assert _indexed_sessions(database) == {sessions[0].id}
+    async with SqliteSessionStore(database, mode="read") as reader:
+        assert len(await reader.search("fox", session_id=sessions[0].id, limit=100)) == 3
+        assert len(await reader.search("lazy", limit=100)) == 3  # others behind: a scan
+    async with SqliteSessionStore(database) as store:
+        assert len(await store.search("lazy", limit=100)) == 3
+    assert _indexed_sessions(database) == {session.id for session in sessions}
