@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from dsh_session import SessionEvent, SessionNotFoundError
+from dsh_session._header import SessionId
+from dsh_session.events import LogEvent
 
 from .conftest import StoreFactory
 from .scenarios import complete_turn, store_completed_turn
@@ -107,10 +109,10 @@ async def test_an_idle_follower_does_not_read_the_log_at_each_poll(
     reads = 0
     read_events = reader._read_events
 
-    def counted(session_id: str, from_seq: int) -> list[SessionEvent]:
+    def counted(session_id: SessionId, from_seq: int) -> list[LogEvent]:
         nonlocal reads
         reads += 1
-        return read_events(session_id, from_seq)  # type: ignore[arg-type]
+        return read_events(session_id, from_seq)
 
     monkeypatch.setattr(reader, "_read_events", counted)
     follower = reader.follow(session.id, from_seq=session.seq, poll_interval=0.005)
