@@ -186,8 +186,8 @@ class Fts5Index:
         if not behind and not gone:
             return 0
         with _unsynced(db, self._s):
-            for session_id in [*gone, *behind]:
-                while not self._catch_up(db, session_id):
+            for sid in [*gone, *behind]:
+                while not self._catch_up(db, sid):
                     pass
         return len(behind) + len(gone)
 
@@ -210,7 +210,7 @@ class Fts5Index:
             if indexed == logged:
                 return True
             after = self._log.read_after(db, session_id, indexed, _CATCH_UP_EVENTS)
-            if after is None:
+            if after is None or not after[0]:  # no events past a stamp that differs: whole
                 self._index_whole(db, session_id)
                 return True
             events, stamp = after

@@ -45,6 +45,8 @@ class _LayoutOneLogs:
     def read_after(
         self, db: sqlite3.Connection, session_id: str, stamp: str | None, limit: int
     ) -> tuple[Sequence[LogEvent], str] | None:
+        if stamp is not None and not stamp.isdigit():
+            return None  # not a stamp of this layout's: read the log whole
         start = 0 if stamp is None else int(stamp)
         rows = db.execute(
             "SELECT event FROM dsh_events WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?",

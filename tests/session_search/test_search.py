@@ -308,3 +308,25 @@ async def test_a_layout_one_flush_writes_the_log_alone_and_a_search_catches_up(
     async with SqliteSessionStore(database) as store:
         assert len(await store.search("lazy", limit=100)) == 3
     assert _indexed_sessions(database) == {session.id for session in sessions}
+
+
+async def test_a_layout_one_stamp_the_log_does_not_reach_is_indexed_again_whole(
+    tmp_path: Path,
+) -> None:
+    """A stamp past the log's end (a log an older dsh deleted and wrote again without
+    knowing the index) or not of this layout: the session is indexed again from its
+    log, not read on from the stamp."""
+    database = layout_one(tmp_path / "one.db")
+    sessions = build_sessions()
+    async with SqliteSessionStore(database) as store:
+        await store_all(store, sessions)
+        assert len(await store.search("fox", limit=100)) == 3
+    for stamp in ("9999", "x:1"):
+        db = sqlite3.connect(database, isolation_level=None)
+        try:
+            db.execute("UPDATE dsh_search_state SET stamp = ?", (stamp,))
+        finally:
+            db.close()
+        async with SqliteSessionStore(database) as store:
+            assert len(await store.search("fox", limit=100)) == 3
+            assert len(await store.search("lazy", limit=100)) == 3
