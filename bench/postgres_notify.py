@@ -4,7 +4,10 @@
   events per flush): dsh with notifications on, dsh with ``notify=False``, and the
   raw floor (the same rows' ``INSERT``s and a commit per flush, in the same
   processes). Targets: notifications on at least 0.9x notifications off and 0.9x
-  the floor.
+  the floor. The raw floor serializes events made once, where each dsh flush first
+  has its 10 events appended to a ``Session`` (ids, timestamps, the session's
+  state); a second floor does that appending too (reported, no target), so that
+  the two floors part what the loop's appends cost from what the flush costs.
 - Follower latency: notifications on while another process follows one session of
   each writer (``store.follow``); for every flush of those sessions, the time from
   the writer's ``flush`` returning (its commit acknowledged) to the follower holding
@@ -66,6 +69,9 @@ async def _writer(dsn: dict[str, str], first: int) -> None:
             store.attach(session)
             await store.flush(session)
     floor = psycopg.connect(dsn["floor"])
+    floor_appending = psycopg.connect(dsn["floor_append"])
+    appended = [Session.create(sid) for sid in ids]
+    appending = [_appender(s) for s in appended]
     source = _EventSource(10)
     print("ready", flush=True)
     for line in sys.stdin:
@@ -81,6 +87,14 @@ async def _writer(dsn: dict[str, str], first: int) -> None:
                 with floor.cursor() as cursor:
                     cursor.executemany("INSERT INTO events VALUES (%s, %s, %s)", rows)
                 floor.commit()
+            elif kind == "floor_append":
+                for _ in islice(appending[index], 10):
+                    pass
+                session = appended[index]
+                rows = [(session.id, e.seq, e.model_dump_json()) for e in session.events[-10:]]
+                with floor_appending.cursor() as cursor:
+                    cursor.executemany("INSERT INTO events VALUES (%s, %s, %s)", rows)
+                floor_appending.commit()
             else:
                 session = sessions[kind][index]
                 for _ in islice(appenders[kind][index], 10):
@@ -91,6 +105,7 @@ async def _writer(dsn: dict[str, str], first: int) -> None:
             flushes += 1
         print(json.dumps({"flushes": flushes, "marks": marks}), flush=True)
     floor.close()
+    floor_appending.close()
     for store in stores.values():
         await store.close()
 
@@ -164,6 +179,7 @@ SUBJECTS = {
     "on": "dsh, notify on",
     "off": "dsh, notify=False",
     "floor": "floor INSERTs+commit",
+    "floor_append": "floor, events appended first",
     "on+followers": "dsh, notify on, 8 followers",
 }
 
@@ -194,12 +210,14 @@ def _round(
 
 def _cases(dsn: str, options: Options) -> list[Case]:
     seconds, rounds = (3.0, 2) if options.quick else (4.0, 5)
-    dsns = {kind: schema(dsn, f"notify_{kind}") for kind in ("on", "off", "floor")}
-    with psycopg.connect(dsns["floor"]) as connection:
-        connection.execute(
-            "CREATE TABLE events (session_id TEXT, seq BIGINT, event TEXT, "
-            "PRIMARY KEY (session_id, seq))"
-        )
+    kinds = ("on", "off", "floor", "floor_append")
+    dsns = {kind: schema(dsn, f"notify_{kind}") for kind in kinds}
+    for floor in ("floor", "floor_append"):
+        with psycopg.connect(dsns[floor]) as connection:
+            connection.execute(
+                "CREATE TABLE events (session_id TEXT, seq BIGINT, event TEXT, "
+                "PRIMARY KEY (session_id, seq))"
+            )
     writers = [_Child("--writer", json.dumps(dsns), str(i * PER_PROCESS)) for i in range(PROCESSES)]
     follower = _Child(
         "--follower", dsns["on"], *(_session_id(i * PER_PROCESS) for i in range(PROCESSES))

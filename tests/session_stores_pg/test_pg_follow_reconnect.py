@@ -214,3 +214,46 @@ async def test_follow_reads_again_after_its_reading_connection_is_terminated(
             await consumer.stop()
     assert consumer.error is None
     assert consumer.seen == list(loaded.events)
+
+
+NOTIFIERS = (
+    "SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT pg_notify(%%' "
+    "AND backend_type = 'client backend'"
+)
+
+
+async def test_a_writer_notifies_again_after_its_notifying_connection_is_terminated(
+    postgres_dsn: str,
+) -> None:
+    """The notifier queues each notification on a connection of its own without
+    waiting; killed, the notification sent into the dead socket is lost, and the next
+    flush's goes out on a new connection, which wakes the follower for both flushes
+    (it never polls here)."""
+    async with (
+        PostgresSessionStore(postgres_dsn) as writer,
+        PostgresSessionStore(postgres_dsn, mode="read") as reader,
+    ):
+        session = await store_completed_turn(writer)
+        loaded = await writer.load(session.id)
+        consumer = _Consumer(reader.follow(session.id, poll_interval=600))
+        try:
+            await consumer.until(loaded.seq, timeout=30)
+            for _ in range(3):
+                async with asyncio.timeout(30):
+                    while not (pids := await asyncio.to_thread(_pids, postgres_dsn, NOTIFIERS)):
+                        await asyncio.sleep(0.05)
+                for pid in pids:
+                    await asyncio.to_thread(_terminate, postgres_dsn, pid)
+                await asyncio.sleep(0.2)  # the writer's socket learns it is closed
+                await _write_turn(writer, loaded)  # lost, or sent on a new connection
+                await _write_turn(writer, loaded)  # on the new connection
+                await consumer.until(loaded.seq, timeout=30)
+        finally:
+            await consumer.stop()
+    assert consumer.error is None
+    assert consumer.seen == list(loaded.events)
+
+
+def _pids(dsn: str, query: str) -> list[int]:
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        return [int(row[0]) for row in connection.execute(query).fetchall()]
