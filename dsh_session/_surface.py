@@ -42,7 +42,7 @@ def project(event: SessionEvent) -> Message | None:
 
 def _projection(event: SessionEvent, message: Message) -> Message | None:
     """What the surface event holding ``message`` shows (see :func:`project`)."""
-    if isinstance(event, AssistantMessageEvent) and not message.content:
+    if not message.content and isinstance(event, AssistantMessageEvent):
         return None
     return message
 
@@ -100,18 +100,36 @@ class Surface:
 
     def put(self, event: SessionEvent) -> None:
         """Validate a surface event against the current surface and apply it; raise
-        :class:`SessionValidationError` and change nothing when it may not come."""
-        _check_sources(event)
-        message = self._message_at(event)
+        :class:`SessionValidationError` and change nothing when it may not come.
+
+        Every surface event of a load passes here, so an append (nearly all of them)
+        takes each check's passing case inline; a check's own function runs only to
+        find and word a problem."""
+        seq = event.seq
+        sources = event.source_event_seqs
+        if sources is not None and not (
+            sources
+            and max(sources) < seq
+            and (len(sources) == 1 or len(set(sources)) == len(sources))
+        ):
+            _check_sources(event)  # raises, unless an assistant message cites nothing
+        cls = type(event)
+        if cls is UserMessageEvent:
+            message: Message = event.data
+        elif cls is AssistantMessageEvent or cls is ToolResultEvent:
+            message = event.data.message
+        else:
+            message = self._message_at(event)
         op = event.surface_op
-        if isinstance(op, Replace):
+        if op != "append" and isinstance(op, Replace):
             self._replace(event, message, self._check_replace(event, op, message))
         else:
-            self._check_id_is_new(event, message, shadowed=())
-            self._positions[event.seq] = len(self._nodes)
-            self._nodes.append(event.seq)
-            self._shown.append(_projection(event, message))
-        self._ids[message.id] = event.seq
+            if message.id in self._ids:
+                self._check_id_is_new(event, message, shadowed=())
+            self._positions[seq] = len(self._nodes)
+            self._nodes.append(seq)
+            self._shown.append(message if message.content else _projection(event, message))
+        self._ids[message.id] = seq
 
     def _check_replace(self, event: SessionEvent, op: Replace, message: Message) -> Span:
         """The span a replace shadows, once every rule of a replace holds."""
