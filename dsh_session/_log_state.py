@@ -32,7 +32,7 @@ The rules:
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn
 
 from dsh_llm._content import (
@@ -49,6 +49,7 @@ from dsh_session.errors import SessionValidationError
 from dsh_session.events import (
     AssistantChunkEvent,
     AssistantMessageEvent,
+    InboxSplicedEvent,
     Replace,
     RequestHeader,
     RequestHeaderEvent,
@@ -102,13 +103,19 @@ class LogState:
         if rule is not None:
             rule(self, event)
 
-    def advance_in_order(self, events: Sequence[SessionEvent]) -> int:
-        """:meth:`advance` over a whole log while each item is the session event whose
-        seq is its position; return where that stopped (``len(events)`` at the end).
-        One dispatch per event and no call in between: this is the loop of a load. A
-        chunk (the commonest event) in its open step is passed inline, without a call."""
+    def advance_in_order(self, events: Iterable[SessionEvent], log: list[SessionEvent]) -> int:
+        """:meth:`advance` over a whole log: append each event to ``log`` (the list this
+        state's surface reads earlier events from), then check and apply it, while each
+        item is the session event whose seq is its position; return how many were
+        applied (``len(log)`` at the end, else the position of the one appended last).
+        ``events`` may be an iterator validating stored rows as it goes, so each event
+        is checked while it is still in the CPU's caches. One dispatch per event and no
+        call in between: this is the loop of a load. A chunk (the commonest event) in
+        its open step is passed inline, without a call."""
         rule_of = _ADVANCES.get
+        append = log.append
         for position, event in enumerate(events):
+            append(event)
             cls = type(event)
             if cls is AssistantChunkEvent:
                 data = event.data
@@ -125,7 +132,7 @@ class LogState:
                 return position
             if rule is not None:
                 rule(self, event)
-        return len(events)
+        return len(log)
 
     def turn_open_at(self, seq: int) -> int | None:
         """The turn that is open right after event ``seq`` (``None`` if none is)."""
@@ -257,6 +264,10 @@ class LogState:
         self.surface.put(event)
         del self._awaiting[call_id]
 
+    def _advance_inbox_spliced(self, event: InboxSplicedEvent) -> None:
+        # Not on the surface, but its messages may hold attachments.
+        self.surface.may_hold_attachments = True
+
     def _advance_request_header(self, event: RequestHeaderEvent) -> None:
         self.request_header = event.data.header
 
@@ -299,6 +310,7 @@ _ADVANCES: dict[type[SessionEvent], Callable[[LogState, Any], None]] = {
     ToolCallEvent: LogState._advance_tool_call,
     ToolResultEvent: LogState._advance_tool_result,
     RequestHeaderEvent: LogState._advance_request_header,
+    InboxSplicedEvent: LogState._advance_inbox_spliced,
 }
 
 __all__ = [

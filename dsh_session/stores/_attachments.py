@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from dsh_llm._attachment_ref import IMAGE_MEDIA_TYPES, AttachmentRef
 from dsh_llm._attachments import attachment_ref, content_attachments
-from dsh_llm._content import ReasoningBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from dsh_llm._content import ToolResultBlock
 from dsh_llm._messages import Message
 from dsh_session._events.classes import (
     AssistantMessageEvent,
@@ -31,6 +31,7 @@ from dsh_session._events.classes import (
 )
 from dsh_session._events.log_event import UnknownEvent
 from dsh_session._events.table import EVENT_CLASSES
+from dsh_session._surface import BLOCKS_WITHOUT_ATTACHMENTS
 from dsh_session.errors import (
     AttachmentCorruptError,
     AttachmentNotFoundError,
@@ -141,8 +142,7 @@ _ANSWERED = frozenset(
 )
 """Event classes :func:`_free_of_attachments` can answer for: those holding no message
 and those of :data:`_CONTENT_OF` (exact classes: a subclass is walked)."""
-_WITHOUT_ATTACHMENTS = frozenset({TextBlock, ReasoningBlock, ToolCallBlock})
-"""Block classes that never hold an attachment (exact classes: a subclass is walked)."""
+_WITHOUT_ATTACHMENTS = BLOCKS_WITHOUT_ATTACHMENTS
 _BLOCK_CONTENT = attrgetter("content")
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from dsh_session._harness_format import SCHEMA_VERSION as HARNESS_SCHEMA_VERSION
 from dsh_session._header import SessionHeader, SessionId, parse_header
 from dsh_session._mailbox._sqlite import create_mailbox_table
-from dsh_session._parse import collector_paused, parse_events
+from dsh_session._parse import collector_paused, parse_events, parse_log
 from dsh_session._search import SearchHit, SearchQuery
 from dsh_session.errors import (
     NotARegularFileError,
@@ -336,7 +336,8 @@ class DshLayout(SqliteLayout):
                 )
             texts = contiguous_events(rows, 0, session_id, str(self))
             del rows  # each row's tuple goes before the events are built
-            return StoredLog(header, parse_events(texts))
+            events, session = parse_log(header, texts)
+            return StoredLog(header, events, session=session)
 
     def read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]:
         """The stored events from ``from_seq`` on (what a follower polls for)."""
