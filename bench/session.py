@@ -555,3 +555,32 @@ def run(options: Options) -> list[Case]:
             *asyncio.run(_flush_cases(options, directory)),
             *_load_cases(options, directory),
         ]
+
+
+def _main() -> None:
+    """``python bench/session.py [--quick] [--postgres]``: only the load cases (SQLite,
+    JSONL, and with ``--postgres`` the PostgreSQL one of ``bench/postgres.py``, on a
+    throwaway cluster), for iterating on the load path."""
+    import argparse
+
+    from _harness import print_case
+
+    parser = argparse.ArgumentParser(description=_main.__doc__)
+    parser.add_argument("--quick", action="store_true", help="20k events, fewer repeats")
+    parser.add_argument("--postgres", action="store_true", help="also the PostgreSQL load")
+    args = parser.parse_args()
+    options = Options(quick=args.quick)
+    with tempfile.TemporaryDirectory(prefix="dsh-bench-load-") as folder:
+        cases = _load_cases(options, Path(folder))
+    if args.postgres:
+        from _postgres import server
+        from postgres import _load_case
+
+        with server() as dsn:
+            cases.append(_load_case(dsn, options))
+    for case in cases:
+        print_case(case)
+
+
+if __name__ == "__main__":
+    _main()

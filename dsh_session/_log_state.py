@@ -32,16 +32,24 @@ The rules:
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn
 
-from dsh_llm._content import ToolCallBlock
+from dsh_llm._content import (
+    FileBlock,
+    ImageBlock,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 from dsh_llm._ids import CallId
 from dsh_session._surface import Surface
 from dsh_session.errors import SessionValidationError
 from dsh_session.events import (
     AssistantChunkEvent,
     AssistantMessageEvent,
+    InboxSplicedEvent,
     Replace,
     RequestHeader,
     RequestHeaderEvent,
@@ -95,20 +103,36 @@ class LogState:
         if rule is not None:
             rule(self, event)
 
-    def advance_in_order(self, events: Sequence[SessionEvent]) -> int:
-        """:meth:`advance` over a whole log while each item is the session event whose
-        seq is its position; return where that stopped (``len(events)`` at the end).
-        One dispatch per event and no call in between: this is the loop of a load."""
+    def advance_in_order(self, events: Iterable[SessionEvent], log: list[SessionEvent]) -> int:
+        """:meth:`advance` over a whole log: append each event to ``log`` (the list this
+        state's surface reads earlier events from), then check and apply it, while each
+        item is the session event whose seq is its position; return how many were
+        applied (``len(log)`` at the end, else the position of the one appended last).
+        ``events`` may be an iterator validating stored rows as it goes, so each event
+        is checked while it is still in the CPU's caches. One dispatch per event and no
+        call in between: this is the loop of a load. A chunk (the commonest event) in
+        its open step is passed inline, without a call."""
         rule_of = _ADVANCES.get
+        append = log.append
         for position, event in enumerate(events):
-            rule = rule_of(type(event))
+            append(event)
+            cls = type(event)
+            if cls is AssistantChunkEvent:
+                data = event.data
+                if (
+                    data.step == self.open_step
+                    and data.turn == self.open_turn
+                    and event.seq == position
+                ):
+                    continue
+            rule = rule_of(cls)
             if rule is None and not isinstance(event, SessionEvent):
                 return position  # anything may be passed at run time
             if event.seq != position:
                 return position
             if rule is not None:
                 rule(self, event)
-        return len(events)
+        return len(log)
 
     def turn_open_at(self, seq: int) -> int | None:
         """The turn that is open right after event ``seq`` (``None`` if none is)."""
@@ -120,44 +144,56 @@ class LogState:
         return index + 1  # turns are numbered 1, 2, ... in log order
 
     # --- one step per event type: every check first, then the change -----------------
+    # Each rule tests the passing case inline (``data.turn == self.open_turn`` can only
+    # hold while a turn is open: numbers start at 1) and calls the check that finds and
+    # words the problem only when it fails.
 
     def _advance_turn_start(self, event: TurnStartEvent) -> None:
         if self.open_turn is not None:
             _reject(event, f"turn {self.open_turn} is still open", "type")
-        if event.data.turn != self.last_turn + 1:
+        turn = event.data.turn
+        if turn != self.last_turn + 1:
             _reject(event, f"the next turn is {self.last_turn + 1}", "data.turn")
-        self.open_turn = self.last_turn = event.data.turn
+        self.open_turn = self.last_turn = turn
         self.last_step = 0
-        self._awaiting.clear()
+        if self._awaiting:
+            self._awaiting.clear()
         self._turn_starts.append(event.seq)
 
     def _advance_turn_end(self, event: TurnEndEvent) -> None:
-        self._check_in_turn(event, event.data.turn)
+        turn = event.data.turn
+        if turn != self.open_turn:
+            self._check_in_turn(event, turn)
         if self.open_step is not None:
             _reject(event, f"step {self.open_step} is still open", "type")
         self.open_turn = None
-        self._awaiting.clear()
+        if self._awaiting:
+            self._awaiting.clear()
         self._turn_ends.append(event.seq)
 
     def _advance_step_start(self, event: StepStartEvent) -> None:
-        self._check_in_turn(event, event.data.turn)
+        data = event.data
+        if data.turn != self.open_turn:
+            self._check_in_turn(event, data.turn)
         if self.open_step is not None:
             _reject(event, f"step {self.open_step} is still open", "type")
-        if event.data.step != self.last_step + 1:
+        if data.step != self.last_step + 1:
             _reject(
                 event,
                 f"the next step of turn {self.open_turn} is {self.last_step + 1}",
                 "data.step",
             )
-        self.open_step = self.last_step = event.data.step
+        self.open_step = self.last_step = data.step
 
     def _advance_step_end(self, event: StepEndEvent) -> None:
-        self._check_in_step(event, event.data.turn, event.data.step)
+        data = event.data
+        if data.step != self.open_step or data.turn != self.open_turn:
+            self._check_in_step(event, data.turn, data.step)
         self.open_step = None
-        self._awaiting.clear()
+        if self._awaiting:
+            self._awaiting.clear()
 
     def _advance_chunk(self, event: AssistantChunkEvent) -> None:
-        # The commonest event of a turn: the same comparison as _check_in_step, inline.
         data = event.data
         if data.step != self.open_step or data.turn != self.open_turn:
             self._check_in_step(event, data.turn, data.step)
@@ -167,44 +203,57 @@ class LogState:
         self.surface.put(event)
 
     def _advance_assistant_message(self, event: AssistantMessageEvent) -> None:
-        if isinstance(event.surface_op, Replace):
+        op = event.surface_op
+        if op != "append" and isinstance(op, Replace):
             self.surface.put(event)
             return
-        self._check_in_step(event, event.data.turn, event.data.step)
-        calls = [b.call_id for b in event.data.message.content if isinstance(b, ToolCallBlock)]
-        requested: set[CallId] = set()
-        for call_id in calls:
-            if call_id in self._awaiting or call_id in requested:
-                _reject(
-                    event,
-                    f"tool call {call_id!r} is already awaiting a result in this step",
-                    "data.message.content",
-                )
-            requested.add(call_id)
+        data = event.data
+        if data.step != self.open_step or data.turn != self.open_turn:
+            self._check_in_step(event, data.turn, data.step)
+        calls = [
+            block.call_id
+            for block in data.message.content
+            if type(block) not in _NOT_CALLS and isinstance(block, ToolCallBlock)
+        ]
+        if calls:
+            requested: set[CallId] = set()
+            for call_id in calls:
+                if call_id in self._awaiting or call_id in requested:
+                    _reject(
+                        event,
+                        f"tool call {call_id!r} is already awaiting a result in this step",
+                        "data.message.content",
+                    )
+                requested.add(call_id)
         self.surface.put(event)  # the last check, and the first change
         for call_id in calls:
             self._awaiting[call_id] = False
 
     def _advance_tool_call(self, event: ToolCallEvent) -> None:
-        self._check_in_step(event, event.data.turn, event.data.step)
-        started = self._awaiting.get(event.data.call_id)
+        data = event.data
+        if data.step != self.open_step or data.turn != self.open_turn:
+            self._check_in_step(event, data.turn, data.step)
+        started = self._awaiting.get(data.call_id)
         if started is None:
             _reject(
                 event,
                 f"no assistant message of step {self.open_step} requested call "
-                f"{event.data.call_id!r}, or it was already answered",
+                f"{data.call_id!r}, or it was already answered",
                 "data.callId",
             )
         if started:
-            _reject(event, f"call {event.data.call_id!r} was already started", "data.callId")
-        self._awaiting[event.data.call_id] = True
+            _reject(event, f"call {data.call_id!r} was already started", "data.callId")
+        self._awaiting[data.call_id] = True
 
     def _advance_tool_result(self, event: ToolResultEvent) -> None:
-        if isinstance(event.surface_op, Replace):  # a content rewrite
+        op = event.surface_op
+        if op != "append" and isinstance(op, Replace):  # a content rewrite
             self.surface.put(event)
             return
-        self._check_in_step(event, event.data.turn, event.data.step)
-        call_id = event.data.message.source.call_id
+        data = event.data
+        if data.step != self.open_step or data.turn != self.open_turn:
+            self._check_in_step(event, data.turn, data.step)
+        call_id = data.message.source.call_id
         if call_id not in self._awaiting:
             _reject(
                 event,
@@ -214,6 +263,10 @@ class LogState:
             )
         self.surface.put(event)
         del self._awaiting[call_id]
+
+    def _advance_inbox_spliced(self, event: InboxSplicedEvent) -> None:
+        # Not on the surface, but its messages may hold attachments.
+        self.surface.may_hold_attachments = True
 
     def _advance_request_header(self, event: RequestHeaderEvent) -> None:
         self.request_header = event.data.header
@@ -238,6 +291,10 @@ def _reject(event: SessionEvent, problem: str, field: str) -> NoReturn:
     )
 
 
+_NOT_CALLS = frozenset({TextBlock, ReasoningBlock, ImageBlock, FileBlock, ToolResultBlock})
+"""Block classes that are not tool calls, exactly (a failed ``isinstance`` of a pydantic
+class costs more than this look-up; any other class is asked with ``isinstance``)."""
+
 # Dispatch on the exact event class: one dict lookup per event instead of a chain of
 # isinstance checks (this is the hot loop of appending and of loading a long log).
 # Types not listed (request context, compaction, retries, approvals, foreign types) may
@@ -253,6 +310,7 @@ _ADVANCES: dict[type[SessionEvent], Callable[[LogState, Any], None]] = {
     ToolCallEvent: LogState._advance_tool_call,
     ToolResultEvent: LogState._advance_tool_result,
     RequestHeaderEvent: LogState._advance_request_header,
+    InboxSplicedEvent: LogState._advance_inbox_spliced,
 }
 
 

@@ -10,7 +10,7 @@ are already deep-frozen), and ``derive_messages()`` hands those same objects bac
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
@@ -109,16 +109,31 @@ class Session:
     ) -> Session:
         session = cls(header)
         log = session._events
-        # The rules look earlier events up by seq, so the log holds them all first; a
-        # session that fails is never handed out.
-        log.extend(events)
+        # The rules look earlier events up by seq, so each enters the log before it is
+        # checked; a session that fails is never handed out.
         try:
-            end = session._state.advance_in_order(log)
+            end = session._state.advance_in_order(events, log)
         except SessionValidationError as rejection:
             raise error(str(rejection), seq=rejection.seq, field=rejection.field) from None
         if end < len(log):
             raise error(_envelope_problem(log[end], end), seq=end)
         return session
+
+    def _take_checked(self, events: Iterator[SessionEvent]) -> bool:
+        """Append a stored log's ``events`` to this empty session, each checked by the
+        log rules as it comes: ``events`` validates stored rows lazily, so the checks
+        read each event while it is still in the CPU's caches (a second pass over a
+        100k-event log reads every event back from memory: a fifth of a load). Returns
+        whether every rule held; when one did not, the rest are appended unchecked and
+        this session must be dropped (``from_log`` on its events names the problem).
+        An exception ``events`` raises propagates, :attr:`seq` telling how many came."""
+        log = self._events
+        try:
+            end = self._state.advance_in_order(events, log)
+        except SessionValidationError:
+            end = -1
+        log.extend(events)
+        return end == len(log)
 
     # --- reading ----------------------------------------------------------------------
 

@@ -13,9 +13,9 @@ keep theirs).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from dsh_llm._content import ToolCallBlock
+from dsh_llm._content import ReasoningBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from dsh_llm._ids import CallId
 from dsh_llm._messages import Message
 from dsh_session._surface_view import SurfaceView, message_of
@@ -42,7 +42,7 @@ def project(event: SessionEvent) -> Message | None:
 
 def _projection(event: SessionEvent, message: Message) -> Message | None:
     """What the surface event holding ``message`` shows (see :func:`project`)."""
-    if isinstance(event, AssistantMessageEvent) and not message.content:
+    if not message.content and isinstance(event, AssistantMessageEvent):
         return None
     return message
 
@@ -62,6 +62,7 @@ class Surface:
         "_shown",
         "_surface_view",
         "_view",
+        "may_hold_attachments",
     )
 
     def __init__(self, events: Sequence[SessionEvent]) -> None:
@@ -79,6 +80,9 @@ class Surface:
         self._projected = 0
         self._view: MessageView = MessageView(self._messages, 0)
         self._surface_view = SurfaceView(self._nodes, 0, events, 0)
+        self.may_hold_attachments = False
+        """Whether a message put here (or an ``inbox/spliced`` event, which the log state
+        reports) may hold an attachment: while not, a load skips its attachment scan."""
 
     def view(self) -> SurfaceView:
         """The current surface as an immutable view (O(1))."""
@@ -100,18 +104,38 @@ class Surface:
 
     def put(self, event: SessionEvent) -> None:
         """Validate a surface event against the current surface and apply it; raise
-        :class:`SessionValidationError` and change nothing when it may not come."""
-        _check_sources(event)
-        message = self._message_at(event)
+        :class:`SessionValidationError` and change nothing when it may not come.
+
+        Every surface event of a load passes here, so an append (nearly all of them)
+        takes each check's passing case inline; a check's own function runs only to
+        find and word a problem."""
+        seq = event.seq
+        sources = event.source_event_seqs
+        if sources is not None and not (
+            sources
+            and max(sources) < seq
+            and (len(sources) == 1 or len(set(sources)) == len(sources))
+        ):
+            _check_sources(event)  # raises, unless an assistant message cites nothing
+        cls = type(event)
+        if cls is UserMessageEvent:
+            message: Message = event.data
+        elif cls is AssistantMessageEvent or cls is ToolResultEvent:
+            message = event.data.message
+        else:
+            message = self._message_at(event)
+        if not self.may_hold_attachments and content_may_hold_attachments(message.content):
+            self.may_hold_attachments = True
         op = event.surface_op
-        if isinstance(op, Replace):
+        if op != "append" and isinstance(op, Replace):
             self._replace(event, message, self._check_replace(event, op, message))
         else:
-            self._check_id_is_new(event, message, shadowed=())
-            self._positions[event.seq] = len(self._nodes)
-            self._nodes.append(event.seq)
-            self._shown.append(_projection(event, message))
-        self._ids[message.id] = event.seq
+            if message.id in self._ids:
+                self._check_id_is_new(event, message, shadowed=())
+            self._positions[seq] = len(self._nodes)
+            self._nodes.append(seq)
+            self._shown.append(message if message.content else _projection(event, message))
+        self._ids[message.id] = seq
 
     def _check_replace(self, event: SessionEvent, op: Replace, message: Message) -> Span:
         """The span a replace shadows, once every rule of a replace holds."""
@@ -317,6 +341,23 @@ class Surface:
         return self._view
 
 
+BLOCKS_WITHOUT_ATTACHMENTS = frozenset({TextBlock, ReasoningBlock, ToolCallBlock})
+"""Block classes that never hold an attachment (exact classes: a subclass may)."""
+
+
+def content_may_hold_attachments(content: Iterable[object]) -> bool:
+    """False when every block is of a class :data:`BLOCKS_WITHOUT_ATTACHMENTS` names, or
+    a tool result holding only such blocks, at every depth."""
+    for block in content:
+        cls = type(block)
+        if cls in BLOCKS_WITHOUT_ATTACHMENTS:
+            continue
+        if cls is ToolResultBlock and not content_may_hold_attachments(block.content):  # type: ignore[attr-defined]
+            continue
+        return True
+    return False
+
+
 def _check_sources(event: SessionEvent) -> None:
     """``sourceEventSeqs``: earlier events only, no duplicates, and non-empty except
     on ``assistant/message`` (a message streamed from no chunks cites nothing)."""
@@ -349,7 +390,9 @@ def _check_sources(event: SessionEvent) -> None:
 
 
 __all__ = [
+    "BLOCKS_WITHOUT_ATTACHMENTS",
     "Span",
     "Surface",
+    "content_may_hold_attachments",
     "project",
 ]

@@ -24,6 +24,12 @@ from dsh_session.events import (
 
 def message_of(event: SessionEvent) -> Message | None:
     """The message a surface event carries (``None`` for other events)."""
+    # The exact classes first: a failed ``isinstance`` of a pydantic class costs more.
+    cls = type(event)
+    if cls is UserMessageEvent:
+        return event.data  # type: ignore[no-any-return]
+    if cls is AssistantMessageEvent or cls is ToolResultEvent:
+        return event.data.message  # type: ignore[no-any-return]
     if isinstance(event, UserMessageEvent):
         return event.data
     if isinstance(event, (AssistantMessageEvent, ToolResultEvent)):

@@ -41,7 +41,6 @@ from dsh_session.events import LogEvent
 from dsh_session.stores._attachments import (
     AttachmentLimits,
     checked_ref,
-    message_attachments,
     read_checked,
     require_stored,
     verify_stored,
@@ -377,13 +376,16 @@ class SessionStore(ABC):
     ) -> tuple[Session, LoadReport, StoredLog]:
         stored = await self._call(lambda: self._reading(f"session {sid!r}", self._read_log, sid))
         restore = functools.partial(
-            restore_session, resuming=resuming, close_open_turn=close_open_turn
+            restore_session,
+            resuming=resuming,
+            close_open_turn=close_open_turn,
+            built=stored.session,
         )
         if self._blocking_io:
             session = await asyncio.to_thread(restore, stored.header, stored.events)
         else:
             session = restore(stored.header, stored.events)
-        found = list(message_attachments(stored.events))
+        found = stored.attachments()
         if found:
             await self._call(lambda: self._reading("attachments", verify_stored, self, found))
         appended = tuple(session.events[len(stored.events) :])

@@ -29,20 +29,48 @@ tests/harness_stores/test_current_records.py pins each claim.
 from __future__ import annotations
 
 import json
+from operator import methodcaller
 
 from pydantic import ValidationError
 
 from dsh_session._harness_format import CHUNK_ROW_TYPES, KNOWN_SESSION_EVENT_TYPES, expand_record
-from dsh_session._parse import collector_paused, parse_events
+from dsh_session._header import SessionHeader
+from dsh_session._parse import collector_paused, parse_events, parse_log
+from dsh_session._session import Session
 from dsh_session.errors import SessionError
 from dsh_session.events import EVENT_CLASSES, LogEvent, SessionEventAdapter
 
 CURRENT_TYPES = frozenset(EVENT_CLASSES) & KNOWN_SESSION_EVENT_TYPES
 """Types whose strictly valid records are current events (today every dsh type)."""
 
+_CURRENT_CLASSES = frozenset(
+    cls
+    for cls in set(EVENT_CLASSES.values())
+    if all(t in CURRENT_TYPES for t, c in EVENT_CLASSES.items() if c is cls)
+)
+"""Event classes every type of which is current: an event of one has a current type."""
+
 _ROW_OPENINGS = tuple(f'{{"type":"{tag}"'.encode() for tag in sorted(CHUNK_ROW_TYPES))
 """How a packed row opens when written by the harness or dsh: such a line is expanded
 without first failing validation as an event (a row opening otherwise still expands)."""
+_opens_row = methodcaller("startswith", _ROW_OPENINGS)
+
+
+def checked_current_events(
+    header: SessionHeader | None, lines: list[bytes]
+) -> tuple[list[LogEvent] | None, Session | None]:
+    """:func:`current_events`, and the session they make under ``header``, checked by
+    the log rules as each line is validated (``parse_log``), when no line opens a
+    packed row, every line validates strictly, every rule holds and every type is
+    current; else what :func:`current_events` finds line by line, with no session."""
+    if header is not None and not any(map(_opens_row, lines)):
+        try:
+            events, session = parse_log(header, lines, strict=True)
+        except SessionError:
+            session = None
+        if session is not None and _CURRENT_CLASSES.issuperset(map(type, events)):
+            return events, session
+    return current_events(lines), None
 
 
 def current_events(lines: list[bytes]) -> list[LogEvent] | None:
@@ -87,5 +115,6 @@ def _row_members(line: bytes, seq: int) -> list[LogEvent] | None:
 
 __all__ = [
     "CURRENT_TYPES",
+    "checked_current_events",
     "current_events",
 ]

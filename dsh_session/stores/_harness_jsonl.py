@@ -33,9 +33,9 @@ from dsh_session._harness_format import (
 )
 from dsh_session._header import SessionHeader, parse_header
 from dsh_session._parse import collector_paused, parse_events
-from dsh_session.errors import HarnessLayoutError, HeaderLineError
+from dsh_session.errors import HarnessLayoutError, HeaderLineError, SessionError
 from dsh_session.events import LogEvent, SessionEvent
-from dsh_session.stores._current_records import current_events
+from dsh_session.stores._current_records import checked_current_events
 from dsh_session.stores._recovery import StoredLog, TornTail
 from dsh_session.stores._wire_records import wire_records
 
@@ -165,7 +165,11 @@ def read_current(
     if intact is None:
         return None
     line, records = intact
-    events = current_events(records)
+    try:
+        header: SessionHeader | None = dsh_header(line)
+    except SessionError:
+        header = None  # raised below as before, once the placement is checked
+    events, session = checked_current_events(header, records)
     if events is None:
         return None
     check_placement(root, folder, line)
@@ -178,7 +182,8 @@ def read_current(
         pack_chunks=True if folder.compressed else packs,
         valid_end=len(data),
     )
-    return StoredLog(dsh_header(line), events), artifact
+    stored = StoredLog(dsh_header(line) if header is None else header, events, session=session)
+    return stored, artifact
 
 
 def _chunk_records(data: bytes, events: list[LogEvent]) -> list[Any]:

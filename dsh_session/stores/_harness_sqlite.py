@@ -41,7 +41,7 @@ from dsh_session._harness_format import (
 )
 from dsh_session._harness_format.sqlite_db import initialize_database
 from dsh_session._header import SessionHeader, SessionId
-from dsh_session._parse import collector_paused, parse_events
+from dsh_session._parse import collector_paused, parse_events, parse_log
 from dsh_session._search import SearchHit, SearchQuery
 from dsh_session.errors import (
     HarnessCorruptError,
@@ -216,10 +216,16 @@ class HarnessLayout(SqliteLayout):
         # 100k-event read).
         with collector_paused():
             stored = self._read_stored(session_id)
-            return StoredLog(dsh_header(stored.header), self._events_of(stored))
+            header = dsh_header(stored.header)
+            events, session = parse_log(header, self._records_of(stored))
+            return StoredLog(header, events, session=session)
 
     def _events_of(self, stored: StoredSession) -> list[LogEvent]:
         """A stored session's events as dsh reads them, refusing a torn one."""
+        return parse_events(self._records_of(stored))
+
+    def _records_of(self, stored: StoredSession) -> list[Any]:
+        """A stored session's event records, migrated and checked, refusing a torn one."""
         session_id = stored.header["id"]
         if stored.torn_from is not None:
             raise HarnessCorruptError(
@@ -229,7 +235,7 @@ class HarnessLayout(SqliteLayout):
             )
         events = migrate_legacy_events(stored.events, session_id)
         check_vocabulary(events, session_id)
-        return parse_events(events)
+        return events
 
     def _read_stored(self, session_id: SessionId) -> StoredSession:
         db = self._reader()

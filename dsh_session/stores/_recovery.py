@@ -13,10 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from dsh_llm._attachment_ref import AttachmentRef
+from dsh_llm._messages import Message
 from dsh_session._header import SessionHeader
 from dsh_session._repair import interrupted_turn_closers
 from dsh_session._session import Session
 from dsh_session.events import LogEvent, SessionEvent
+from dsh_session.stores._attachments import message_attachments
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,18 @@ class StoredLog:
     torn_tail: TornTail | None = None
     torn_bytes: bytes = field(default=b"", repr=False)
     """The torn tail's bytes as read, for the sidecar load writes."""
+    session: Session | None = field(default=None, repr=False)
+    """The session :attr:`events` make, checked by the log rules while they were read
+    (:func:`~dsh_session._parse.parse_log`); ``None`` when the store did not build it
+    or a rule failed: :func:`restore_session` then checks the events itself."""
+
+    def attachments(self) -> list[tuple[Message, AttachmentRef]]:
+        """Every attachment the log's messages hold, with its message: none without a
+        look when the checked :attr:`session` saw no message that may hold one (its
+        events are exact validated classes, each seen by the log rules)."""
+        if self.session is not None and not self.session._state.surface.may_hold_attachments:
+            return []
+        return list(message_attachments(self.events))
 
 
 @dataclass(frozen=True)
@@ -83,6 +98,7 @@ def restore_session(
     *,
     resuming: bool = True,
     close_open_turn: bool = True,
+    built: Session | None = None,
 ) -> Session:
     """Build the session a stored log describes: close a turn left open by a crash,
     validate the whole log, and, when ``resuming``, append ``session/end-seed`` unless
@@ -90,10 +106,15 @@ def restore_session(
     out: it would be stamped with the time of the read). Everything past
     ``len(events)`` in the result is new and not durable. Without ``close_open_turn``
     a turn left open stays open, for a caller that finishes its interrupted step
-    itself (``dsh_agent.temporal``'s activities)."""
+    itself (``dsh_agent.temporal``'s activities). ``built`` is the session ``events``
+    make, already checked (:attr:`StoredLog.session`): used as it is unless a turn
+    must be closed."""
     open_at_end = close_open_turn and _ends_inside_a_turn(events)
     closers = interrupted_turn_closers(events) if open_at_end else []
-    session = Session.from_log(header, [*events, *closers])
+    if built is not None and not closers and built.seq == len(events):
+        session = built
+    else:
+        session = Session.from_log(header, [*events, *closers])
     if resuming and (not session.seq or session.events[-1].type != "session/end-seed"):
         session.append("session/end-seed", {})
     return session

@@ -20,7 +20,7 @@ from pathlib import Path
 from dsh_session._harness_format import SCHEMA_VERSION as HARNESS_SCHEMA_VERSION
 from dsh_session._header import SessionHeader, SessionId, parse_header
 from dsh_session._mailbox._sqlite import create_mailbox_table
-from dsh_session._parse import parse_events
+from dsh_session._parse import collector_paused, parse_events, parse_log
 from dsh_session._search import SearchHit, SearchQuery
 from dsh_session.errors import (
     NotARegularFileError,
@@ -31,7 +31,12 @@ from dsh_session.errors import (
 )
 from dsh_session.events import LogEvent
 from dsh_session.stores._base import Batch, StoreMode, StoreStats
-from dsh_session.stores._codec import dump_event, dump_header, listed_headers
+from dsh_session.stores._codec import (
+    contiguous_events,
+    dump_event,
+    dump_header,
+    listed_headers,
+)
 from dsh_session.stores._ownership import SessionLocks, this_writer
 from dsh_session.stores._recovery import StoredLog
 from dsh_session.stores._regular_file import open_regular
@@ -308,34 +313,33 @@ class DshLayout(SqliteLayout):
 
     def read_log(self, session_id: SessionId) -> StoredLog:
         db = self._db
-        db.execute("BEGIN")  # one snapshot for the header and the events
-        try:
-            found = db.execute(
-                "SELECT header FROM dsh_sessions WHERE id = ?", (session_id,)
-            ).fetchone()
-            if found is None:
-                raise SessionNotFoundError(session_id, self._name)
-            rows = db.execute(
-                "SELECT seq, event FROM dsh_events WHERE session_id = ? ORDER BY seq",
-                (session_id,),
-            ).fetchall()
-        finally:
-            db.execute("COMMIT")
-        header = parse_header(found[0])
-        if header.id != session_id:
-            raise SessionCorruptError(
-                f"{self}: the row of session {session_id!r} holds a header naming "
-                f"session {header.id!r}",
-                field="id",
-            )
-        for position, (seq, _) in enumerate(rows):
-            if seq != position:
+        # The rows are acyclic and all alive until validated: the collector is paused
+        # for them as parse_events pauses it for the events.
+        with collector_paused():
+            db.execute("BEGIN")  # one snapshot for the header and the events
+            try:
+                found = db.execute(
+                    "SELECT header FROM dsh_sessions WHERE id = ?", (session_id,)
+                ).fetchone()
+                if found is None:
+                    raise SessionNotFoundError(session_id, self._name)
+                rows = db.execute(
+                    "SELECT seq, event FROM dsh_events WHERE session_id = ? ORDER BY seq",
+                    (session_id,),
+                ).fetchall()
+            finally:
+                db.execute("COMMIT")
+            header = parse_header(found[0])
+            if header.id != session_id:
                 raise SessionCorruptError(
-                    f"{self}: session {session_id!r} has no event at seq {position} "
-                    f"(the next stored one is seq {seq})",
-                    seq=position,
+                    f"{self}: the row of session {session_id!r} holds a header naming "
+                    f"session {header.id!r}",
+                    field="id",
                 )
-        return StoredLog(header, parse_events([event for _, event in rows]))
+            texts = contiguous_events(rows, 0, session_id, str(self))
+            del rows  # each row's tuple goes before the events are built
+            events, session = parse_log(header, texts)
+            return StoredLog(header, events, session=session)
 
     def read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]:
         """The stored events from ``from_seq`` on (what a follower polls for)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import astuple
+from dataclasses import astuple, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,9 @@ def _outcome(root: Path, folder: SessionFolder, read: Any) -> Any:
     packs = artifact.pack_chunks if isinstance(artifact.pack_chunks, bool) else None
     if packs is None:
         packs = artifact.pack_chunks()
-    return astuple(stored), artifact.compressed, packs, artifact.valid_end, artifact.carry
+    # The session a read checked while parsing is the reader's own; the log is compared.
+    log = astuple(replace(stored, session=None))
+    return log, artifact.compressed, packs, artifact.valid_end, artifact.carry
 
 
 def _same_as_full_path(root: Path) -> bool:

@@ -24,7 +24,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from dsh_session._header import SessionHeader, SessionId, parse_header, validate_session_id
-from dsh_session._parse import parse_events
+from dsh_session._parse import collector_paused, parse_events, parse_log
 from dsh_session._search import SearchHit, SearchQuery
 from dsh_session.errors import SessionCorruptError, SessionNotFoundError, StoreError
 from dsh_session.events import LogEvent
@@ -209,7 +209,9 @@ class PostgresSessionStore(SessionStore):
         return attachments.get(self._pool, sha256)
 
     def _read_log(self, session_id: SessionId) -> StoredLog:
-        with self._pool.connection() as connection:
+        # The rows are acyclic and all alive until validated: the collector is paused
+        # for them as parse_log pauses it for the events.
+        with collector_paused(), self._pool.connection() as connection:
             found = connection.execute(
                 "SELECT header, head FROM dsh_sessions WHERE id = %s", (session_id,)
             ).fetchone()
@@ -224,7 +226,8 @@ class PostgresSessionStore(SessionStore):
                 f"session {header.id!r}",
                 field="id",
             )
-        return StoredLog(header, parse_events(texts))
+        events, session = parse_log(header, texts)
+        return StoredLog(header, events, session=session)
 
     def _read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]:
         with self._pool.connection() as connection:
