@@ -250,12 +250,19 @@ async def _verify(args: argparse.Namespace) -> int:
     try:
         async with opened as store:
             session, report = await read_session(store, args.id)
-        # The session lives until the command exits: moved out of the collector's
-        # generations, a long log's millions of objects are not walked again by the
-        # full collections the rebuild's allocations would trigger (4 s at 1M events).
-        gc.freeze()
-        with progress(f"re-building the requests of {session.id}"):
-            rebuilt = rebuild_requests(session.events)
+        # Moved out of the collector's generations while the requests are rebuilt, a
+        # long log's millions of objects are not walked again by the full collections
+        # the rebuild's allocations would trigger (4 s at 1M events). Skipped when the
+        # caller's process froze objects itself, whose freeze it must not undo.
+        freezing = gc.get_freeze_count() == 0
+        if freezing:
+            gc.freeze()
+        try:
+            with progress(f"re-building the requests of {session.id}"):
+                rebuilt = rebuild_requests(session.events)
+        finally:
+            if freezing:
+                gc.unfreeze()
     except DshError as error:
         if not args.json:
             raise

@@ -134,11 +134,11 @@ async def test_a_search_killed_while_it_catches_up_leaves_an_index_that_goes_on(
     sessions = [Session.create() for _ in range(4)]
     partial = 0
     for round_number in range(12):
-        await _append_turns(database, sessions, 10)
+        await _append_turns(database, sessions, 60)  # a backlog of several transactions
         report = tmp_path / f"search-{round_number}.txt"
         searcher = _start("search", database, report)
         _wait_for(searcher, report, "searching")
-        time.sleep(rng.uniform(0.0, 0.1))
+        time.sleep(rng.uniform(0.0, 0.04))
         searcher.send_signal(signal.SIGKILL)
         searcher.communicate()
         if searcher.returncode == 0:
