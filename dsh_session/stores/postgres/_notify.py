@@ -21,7 +21,8 @@ notifying commits is bounded by how fast the lock can be handed over, not by the
 flush rate. A notification carries nothing durable (PostgreSQL drops undelivered ones
 at a restart anyway), and it goes out only after what it announces is committed and
 visible. It can still be lost (the process dies first, or sending fails): every
-listener also polls, so a lost one costs latency, never data.
+listener also polls, so a lost one costs latency, never data. A batch that fails on
+a connection found broken is sent once more on a new one.
 """
 
 from __future__ import annotations
@@ -113,27 +114,40 @@ class Notifier:
                     if not self._pending:
                         return
                     batch, self._pending = self._pending, {}
-                try:
-                    if connection is None or connection.closed or connection.broken:
-                        connection = psycopg.connect(
-                            self._dsn, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
-                        )
-                        connection.execute("SET synchronous_commit = off")
-                    payloads = [f"{sid} {head}" for sid, head in batch.items()]
-                    connection.execute(_NOTIFY, (self._channel, payloads))
-                except psycopg.Error as error:
-                    logger.warning(
-                        "%s: could not wake the followers of %d sessions: %s",
-                        self._where,
-                        len(batch),
-                        error,
-                    )
-                    if connection is not None:
-                        connection.close()
-                        connection = None
+                payloads = [f"{sid} {head}" for sid, head in batch.items()]
+                connection = self._send(connection, payloads)
         finally:
             if connection is not None:
                 connection.close()
+
+    def _send(
+        self, connection: psycopg.Connection[Any] | None, payloads: list[str]
+    ) -> psycopg.Connection[Any] | None:
+        """Send one batch, once more on a new connection when the one in hand turns out
+        to be broken (a terminated connection is found only by using it). A batch the
+        server ran though its answer was lost goes out twice: harmless, followers read
+        from their own seq. Return the connection to keep, or ``None``."""
+        for attempt in (1, 2):
+            try:
+                if connection is None or connection.closed or connection.broken:
+                    connection = psycopg.connect(
+                        self._dsn, autocommit=True, connect_timeout=_CONNECT_TIMEOUT
+                    )
+                    connection.execute("SET synchronous_commit = off")
+                connection.execute(_NOTIFY, (self._channel, payloads))
+                return connection
+            except psycopg.Error as error:
+                if connection is not None:
+                    connection.close()
+                    connection = None
+                if attempt == 2:
+                    logger.warning(
+                        "%s: could not wake the followers of %d sessions: %s",
+                        self._where,
+                        len(payloads),
+                        error,
+                    )
+        return None
 
 
 __all__ = ["Notifier", "notify_committed"]
