@@ -225,10 +225,9 @@ NOTIFIERS = (
 async def test_a_writer_notifies_again_after_its_notifying_connection_is_terminated(
     postgres_dsn: str,
 ) -> None:
-    """The notifier queues each notification on a connection of its own without
-    waiting; killed, the notification sent into the dead socket is lost, and the next
-    flush's goes out on a new connection, which wakes the follower for both flushes
-    (it never polls here)."""
+    """The notifier sends on a connection of its own; killed, the batch that finds it
+    broken goes out again on a new connection, and so does the next flush's: the
+    follower is woken for both flushes (it never polls here)."""
     async with (
         PostgresSessionStore(postgres_dsn) as writer,
         PostgresSessionStore(postgres_dsn, mode="read") as reader,
