@@ -31,6 +31,7 @@ from dsh_session._harness_format import decode_segment, encode_segment
 from dsh_session._header import SessionId
 from dsh_session._mailbox._base import Mailbox
 from dsh_session._mailbox._records import MailboxAnswer, MailboxEntry, StoredEntry
+from dsh_session.stores._publish import sync_folder
 
 FILE_NAME = "dsh-mailbox.jsonl"
 FLAT_SUFFIX = ".jsonl.dsh-mailbox"
@@ -115,7 +116,7 @@ class JsonlMailbox(Mailbox):
             os.close(os.open(self._mark_path(session_id), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         except FileExistsError:
             return
-        _fsync_folder(marks)
+        sync_folder(marks, _uncounted)
 
     def _unmark(self, session_id: SessionId) -> None:
         """Nothing of the session waits any more (call under its lock); a removal lost to
@@ -132,7 +133,7 @@ class JsonlMailbox(Mailbox):
         scan cut short is done again."""
         marks = self.root / WAITING_FOLDER
         marks.mkdir(parents=True, exist_ok=True)
-        _fsync_folder(self.root)
+        sync_folder(self.root, _uncounted)
         files = [*self.root.glob(f"*/*/{FILE_NAME}"), *self.root.glob(f"*{FLAT_SUFFIX}")]
         for file in files:
             data = file.read_bytes()
@@ -143,7 +144,7 @@ class JsonlMailbox(Mailbox):
                 if _Records(sid, _read_whole(fd)).waiting():
                     self._mark(sid)
         os.close(os.open(marks / COMPLETE, os.O_CREAT | os.O_WRONLY))
-        _fsync_folder(marks)
+        sync_folder(marks, _uncounted)
 
 
 @contextmanager
@@ -170,12 +171,8 @@ def _append(fd: int, line: str) -> None:
     os.fsync(fd)
 
 
-def _fsync_folder(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _uncounted() -> None:
+    """The mailbox keeps no fsync count (the store's ``stats`` count the log's)."""
 
 
 _PUT_KEY = b'{"put":{"key":'
