@@ -45,7 +45,8 @@ from dsh_session.stores._attachments import (
     require_stored,
     verify_stored,
 )
-from dsh_session.stores._follow import LocalCommits, check_from_seq, poll_events
+from dsh_session.stores._follow import check_from_seq, poll_events
+from dsh_session.stores._idle_followers import IdleFollowers
 from dsh_session.stores._recovery import LoadReport, StoredLog, TornTail, restore_session
 
 logger = logging.getLogger(__name__)
@@ -125,8 +126,9 @@ class SessionStore(ABC):
         self._loading: set[SessionId] = set()
         self._io_lock = asyncio.Lock()
         self._closed = False
-        self._local_commits = LocalCommits()
-        """Wakes this object's followers of a session after each flush to it."""
+        self._idle_followers = IdleFollowers(self._log_versions)
+        """The followers waiting for more, woken by this object's flushes and by one
+        shared look per poll interval at their logs' versions."""
         self.attachment_limits = AttachmentLimits()
         """What :meth:`save_attachment` accepts; assign new limits to change them."""
         self._stored_blobs: set[str] = set()
@@ -188,6 +190,23 @@ class SessionStore(ABC):
         than its events, so an idle follower does not read the log at each poll;
         ``None`` where the backend has none (its follower reads each time)."""
         return None
+
+    def _read_log_versions(
+        self, session_ids: Sequence[SessionId]
+    ) -> dict[SessionId, Hashable | None]:
+        """:meth:`_log_version` of several sessions; a backend that can read them
+        together overrides this."""
+        return {session_id: self._log_version(session_id) for session_id in session_ids}
+
+    async def _log_versions(
+        self, session_ids: Sequence[SessionId]
+    ) -> dict[SessionId, Hashable | None]:
+        """The versions of several sessions' logs in one backend call: what the idle
+        followers' shared look reads."""
+        return await self._call(
+            lambda: self._reading("log versions", self._read_log_versions, session_ids),
+            batch_size=len(session_ids),
+        )
 
     def _search(
         self, query: SearchQuery, session_id: SessionId | None, role: str | None, limit: int
@@ -274,7 +293,7 @@ class SessionStore(ABC):
             )
             wrote = True
         if wrote:
-            self._local_commits.committed(session.id)
+            self._idle_followers.committed(session.id)
 
     def _write_pending(self, tracked: _Tracked) -> None:
         session = tracked.session
@@ -558,6 +577,7 @@ class SessionStore(ABC):
             except StoreError as error:
                 failures.append(error)
         self._closed = True
+        self._end_followers()
         await self._call(self._release, batch_size=0)
         self._tracked.clear()
         if failures:
@@ -617,6 +637,10 @@ class SessionStore(ABC):
         if not task.cancelled():
             task.exception()  # retrieved here too: a cancelled caller no longer awaits it
         self._io_lock.release()
+
+    def _end_followers(self) -> None:
+        """Wake every follower waiting for more, so that each sees the store closed."""
+        self._idle_followers.close()
 
     def _check_open(self) -> None:
         if self._closed:

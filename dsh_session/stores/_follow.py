@@ -3,56 +3,26 @@
 A follower reads the events from the next seq it has not delivered, delivers them in
 order, and sleeps; it checks each batch's seqs, so a gap is an error, never a silently
 skipped event. Only durable events are seen (a store reads what was committed), and
-the log only ever grows, so a delivered event is never taken back. A flush through the
-same store object wakes its followers at once (:class:`LocalCommits`): the poll is
-only for what other processes (or other store objects) write. Where the store has a
-cheap version of a log (a file's size and time, a row's revision), a poll that finds it
-unchanged since the follower's last read reads nothing more: an idle follower of a long
-log costs a look, not a read.
+the log only ever grows, so a delivered event is never taken back. A follower with
+nothing new waits among the store's :class:`IdleFollowers`: a flush through the same
+store object wakes it at once, and the shared poll is only for what other processes
+(or other store objects) write. Where the store has a cheap version of a log (a file's
+size and time, a row's revision), a poll that finds it unchanged since the follower's
+last read reads nothing more: an idle follower of a long log costs a look, not a read.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import functools
-import weakref
 from collections.abc import AsyncGenerator, Callable, Hashable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from dsh_session._header import SessionId
 from dsh_session.errors import SessionCorruptError
 from dsh_session.events import LogEvent, SessionEvent
+from dsh_session.stores._idle_followers import IdleFollowers
 
 T = TypeVar("T")
-
-
-class LocalCommits:
-    """Wakes this store's followers of a session when this store commits to it.
-
-    A follower arms before each read and waits on what it armed, so a commit between
-    its read and its wait is never missed; an armed event lives only while a follower
-    holds it (so following many sessions leaves nothing behind)."""
-
-    __slots__ = ("_armed",)
-
-    def __init__(self) -> None:
-        self._armed: weakref.WeakValueDictionary[SessionId, asyncio.Event] = (
-            weakref.WeakValueDictionary()
-        )
-
-    def arm(self, session_id: SessionId) -> asyncio.Event:
-        """The event the next commit to ``session_id`` sets."""
-        event = self._armed.get(session_id)
-        if event is None:
-            event = self._armed[session_id] = asyncio.Event()
-        return event
-
-    def committed(self, session_id: SessionId) -> None:
-        """Events of ``session_id`` were just made durable: wake its followers."""
-        event = self._armed.pop(session_id, None)
-        if event is not None:
-            event.set()
 
 
 class FollowedStore(Protocol):
@@ -60,13 +30,17 @@ class FollowedStore(Protocol):
     (named here so that this module does not import the store it serves)."""
 
     _closed: bool
-    _local_commits: LocalCommits
+    _idle_followers: IdleFollowers
 
     def _check_open(self) -> None: ...
 
     def _read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]: ...
 
     def _log_version(self, session_id: SessionId) -> Hashable | None: ...
+
+    async def _log_versions(
+        self, session_ids: Sequence[SessionId]
+    ) -> dict[SessionId, Hashable | None]: ...
 
     def _reading(self, what: str, read: Callable[..., T], *args: Any) -> T: ...
 
@@ -95,24 +69,34 @@ def in_order(
 async def poll_events(
     store: FollowedStore, session_id: SessionId, from_seq: int, interval: float
 ) -> AsyncGenerator[LogEvent, None]:
-    """Follow ``session_id`` in ``store`` by reading its new events every ``interval``,
-    and at once after each flush through ``store`` (``from_seq`` is checked by the
-    caller)."""
+    """Follow ``session_id`` in ``store`` by reading its new events whenever the store's
+    idle followers find its log moved (a look every ``interval``, shared with the
+    store's other followers) or a flush through ``store`` commits to it (``from_seq`` is
+    checked by the caller)."""
     store._check_open()
+    idle = store._idle_followers
     next_seq, seen = from_seq, None
     while not store._closed:
-        woken = store._local_commits.arm(session_id)  # before the read: no commit missed
-        read = functools.partial(
-            store._reading, f"session {session_id!r}", _changes, store, session_id, next_seq, seen
-        )
-        seen, events = await store._call(read)
-        in_order(events, next_seq, session_id, repr(store))
-        for event in events:
-            yield event
-            next_seq += 1
-        if not events:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(woken.wait(), interval)
+        wait = idle.arm(session_id)  # before the read: no commit missed
+        try:
+            read = functools.partial(
+                store._reading,
+                f"session {session_id!r}",
+                _changes,
+                store,
+                session_id,
+                next_seq,
+                seen,
+            )
+            seen, events = await store._call(read)
+            in_order(events, next_seq, session_id, repr(store))
+            for event in events:
+                yield event
+                next_seq += 1
+            if not events:
+                await idle.until_moved(wait, seen, interval)
+        finally:
+            idle.disarm(wait)
 
 
 def _changes(
@@ -129,7 +113,6 @@ def _changes(
 
 __all__ = [
     "FollowedStore",
-    "LocalCommits",
     "check_from_seq",
     "in_order",
     "poll_events",

@@ -24,7 +24,7 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,6 +60,10 @@ from dsh_session.stores._search_harness import attach_index, harness_index, stam
 from dsh_session.stores._sqlite_layouts import SqliteLayout, _LayoutChanged
 
 logger = logging.getLogger(__name__)
+
+_IDS_PER_QUERY = 500
+"""Session ids per ``IN (...)`` list: well under SQLite's bound on a statement's
+parameters (999 before 3.32)."""
 
 
 class HarnessLayout(SqliteLayout):
@@ -200,15 +204,24 @@ class HarnessLayout(SqliteLayout):
     def log_version(self, session_id: SessionId) -> Hashable | None:
         """The session row's incarnation and revision: every write, the harness's too,
         bumps the revision, and a session deleted and made again has a new incarnation."""
+        return self.log_versions([session_id])[session_id]
+
+    def log_versions(self, session_ids: Sequence[SessionId]) -> dict[SessionId, Hashable | None]:
+        """:meth:`log_version` of several sessions through one connection (a read-only
+        store opens one per read)."""
+        versions: dict[SessionId, Hashable | None] = dict.fromkeys(session_ids)
         db = self._reader()
         try:
-            row = db.execute(
-                "SELECT incarnation, revision FROM sessions WHERE id = ?", (session_id,)
-            ).fetchone()
+            for start in range(0, len(session_ids), _IDS_PER_QUERY):
+                some = session_ids[start : start + _IDS_PER_QUERY]
+                marks = ", ".join("?" * len(some))
+                query = f"SELECT id, incarnation, revision FROM sessions WHERE id IN ({marks})"
+                for session_id, incarnation, revision in db.execute(query, some):
+                    versions[session_id] = (incarnation, revision)
         finally:
             if db is not self._db:
                 db.close()
-        return None if row is None else (row[0], row[1])
+        return versions
 
     def read_log(self, session_id: SessionId) -> StoredLog:
         # Rows decode to a few acyclic dicts per event, all alive until validated: left

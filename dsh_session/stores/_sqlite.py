@@ -30,7 +30,7 @@ connects read-only, so SQLite itself refuses every write.
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -153,6 +153,11 @@ class SqliteSessionStore(SessionStore):
 
     def _log_version(self, session_id: SessionId) -> Hashable | None:
         return self._layout.log_version(session_id)
+
+    def _read_log_versions(
+        self, session_ids: Sequence[SessionId]
+    ) -> dict[SessionId, Hashable | None]:
+        return self._layout.log_versions(session_ids)
 
     def _read_headers(self) -> list[SessionHeader]:
         return self._layout.read_headers()

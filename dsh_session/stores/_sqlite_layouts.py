@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sqlite3
 from abc import ABC, abstractmethod
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -162,6 +162,10 @@ class SqliteLayout(ABC):
         """What changes with each write to the session (``SessionStore._log_version``);
         ``None`` when the layout keeps nothing cheaper to read than the events."""
         return None
+
+    def log_versions(self, session_ids: Sequence[SessionId]) -> dict[SessionId, Hashable | None]:
+        """:meth:`log_version` of several sessions, read together where the layout can."""
+        return {session_id: self.log_version(session_id) for session_id in session_ids}
 
     @abstractmethod
     def read_headers(self) -> list[SessionHeader]:

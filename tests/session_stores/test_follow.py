@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -126,3 +127,57 @@ async def test_an_idle_follower_does_not_read_the_log_at_each_poll(
     await follower.aclose()
     await writer_store.close()
     await reader.close()
+
+
+async def test_idle_followers_of_a_store_share_one_look_per_poll(
+    open_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twenty followers with nothing new cost one backend call per poll between them
+    (the versions of all their logs, read together), not one each: an open stream per
+    client must not turn a service's idle time into a core's worth of polling. Each is
+    still woken when another store object writes its session."""
+    writer = open_store()
+    sessions = [await store_completed_turn(writer) for _ in range(20)]
+    reader = open_store()
+    if type(reader).__name__ in ("MemorySessionStore", "PostgresSessionStore"):
+        pytest.skip("memory is woken by its own commits; PostgreSQL by NOTIFY")
+    if reader._log_version(sessions[0].id) is None:
+        pytest.skip("this layout has no version: each follower reads a range instead")
+    calls = 0
+    call = reader._call
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return await call(*args, **kwargs)
+
+    monkeypatch.setattr(reader, "_call", counted)
+    followers = [reader.follow(s.id, from_seq=s.seq, poll_interval=0.01) for s in sessions]
+    waiting = [asyncio.create_task(_take(follower, 1)) for follower in followers]
+    await asyncio.sleep(0.5)  # some 50 polls, and 20 first reads
+    assert 20 < calls < 120
+    for session in sessions[::7]:
+        loaded = await writer.load(session.id)
+        await writer.flush(loaded)
+    done = await asyncio.wait_for(asyncio.gather(*waiting[::7]), timeout=30)
+    assert [events[0].seq for events in done] == [s.seq for s in sessions[::7]]
+    for task in waiting:
+        task.cancel()
+    await asyncio.gather(*waiting, return_exceptions=True)
+    for follower in followers:
+        await follower.aclose()
+    assert not reader._idle_followers._armed  # a stopped follower leaves no wait behind
+    assert not any(reader._idle_followers._looking.values())
+    await writer.close()
+    await reader.close()
+
+
+async def test_closing_the_store_ends_idle_followers_at_once(open_store: StoreFactory) -> None:
+    """A follower waiting for its next poll ends when its store closes, not at the poll."""
+    store = open_store()
+    session = await store_completed_turn(store)
+    follower = store.follow(session.id, from_seq=session.seq, poll_interval=600)
+    waiting = asyncio.create_task(_take(follower, 1))
+    await asyncio.sleep(0.1)
+    await store.close()
+    assert await asyncio.wait_for(waiting, timeout=10) == []

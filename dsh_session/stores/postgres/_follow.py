@@ -90,6 +90,12 @@ class Listener:
                 self._task = asyncio.create_task(self._run(), name="dsh postgres listener")
             self._followers.setdefault(follower.session_id, set()).add(follower)
 
+    def wake_all(self) -> None:
+        """Wake every follower (their store is closing)."""
+        for same in self._followers.values():
+            for follower in same:
+                follower.woken.set()
+
     async def leave(self, follower: _Follower) -> bool:
         """Stop waking ``follower``; the last one to leave closes the connection.
         Return whether the listener is done."""

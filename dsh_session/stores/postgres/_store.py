@@ -274,6 +274,12 @@ class PostgresSessionStore(SessionStore):
 
     # --- lifetime ---------------------------------------------------------------------
 
+    def _end_followers(self) -> None:
+        super()._end_followers()
+        listener = self._listeners.get(asyncio.get_running_loop())
+        if listener is not None:
+            listener.wake_all()
+
     def _release(self) -> None:
         try:
             if self._fences and not self._writer.closed:
