@@ -210,14 +210,22 @@ class RemoteAgent:
     async def _refusals(
         self, queue: asyncio.Queue[RemoteUpdate | BaseException], poll: float
     ) -> None:
+        """Report each refused delivery once. An answer never changes once given, so each
+        look reads from the oldest entry still unanswered at the last one (a long-lived
+        session's answered history is read once, not at every poll)."""
         seen: set[str] = set()
+        start = 0
         try:
             while True:
-                for stored in await self.mailbox.entries(self.id):
+                stored_entries = await self.mailbox.entries(self.id, from_arrival=start)
+                for stored in stored_entries:
                     answer, key = stored.answer, stored.entry.key
                     if answer is not None and answer.outcome == "refused" and key not in seen:
                         seen.add(key)
                         queue.put_nowait(DeliveryRefused(key, stored.entry.kind, answer.detail))
+                unanswered = (s.arrival for s in stored_entries if s.answer is None)
+                last = stored_entries[-1].arrival + 1 if stored_entries else start
+                start = next(unanswered, last)
                 await asyncio.sleep(poll)
         except Exception as error:
             queue.put_nowait(error)

@@ -46,8 +46,9 @@ class Mailbox(ABC):
         against other processes delivering the same key."""
 
     @abstractmethod
-    def _entries(self, session_id: SessionId) -> list[StoredEntry]:
-        """Every entry of the session, in arrival order, with its answer if any."""
+    def _entries(self, session_id: SessionId, from_arrival: int = 0) -> list[StoredEntry]:
+        """The session's entries from arrival ``from_arrival`` on, in arrival order, with
+        their answers if any."""
 
     @abstractmethod
     def _answer(self, session_id: SessionId, key: str, answer: MailboxAnswer) -> None:
@@ -84,8 +85,11 @@ class Mailbox(ABC):
             )
         return stored
 
-    async def entries(self, session_id: SessionId) -> list[StoredEntry]:
-        return await self._run(lambda: self._entries(session_id))
+    async def entries(self, session_id: SessionId, *, from_arrival: int = 0) -> list[StoredEntry]:
+        """The session's entries in arrival order, from arrival ``from_arrival`` on (an
+        answer never changes once given, so a reader that has seen every entry before
+        the first unanswered one need not read them again)."""
+        return await self._run(lambda: self._entries(session_id, from_arrival))
 
     async def find(self, session_id: SessionId, key: str) -> StoredEntry | None:
         """The entry with ``key``, if the session's mailbox holds one."""

@@ -75,8 +75,8 @@ class JsonlMailbox(Mailbox):
             data = b""
         return _Records(session_id, data)
 
-    def _entries(self, session_id: SessionId) -> list[StoredEntry]:
-        return self._records(session_id).all()
+    def _entries(self, session_id: SessionId, from_arrival: int = 0) -> list[StoredEntry]:
+        return self._records(session_id).all(from_arrival)
 
     def _pending(self, session_id: SessionId) -> list[StoredEntry]:
         return self._records(session_id).pending()
@@ -210,8 +210,8 @@ class _Records:
         answer = self.answers.get(key)
         return StoredEntry(entry, arrival, None if answer is None else MailboxAnswer.load(answer))
 
-    def all(self) -> list[StoredEntry]:
-        return [self.stored(arrival) for arrival in range(len(self.puts))]
+    def all(self, from_arrival: int = 0) -> list[StoredEntry]:
+        return [self.stored(arrival) for arrival in range(from_arrival, len(self.puts))]
 
     def pending(self) -> list[StoredEntry]:
         return [

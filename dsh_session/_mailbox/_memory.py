@@ -24,8 +24,8 @@ class MemoryMailbox(Mailbox):
         queue.append(stored)
         return stored, True
 
-    def _entries(self, session_id: SessionId) -> list[StoredEntry]:
-        return list(self._queues.get(session_id, ()))
+    def _entries(self, session_id: SessionId, from_arrival: int = 0) -> list[StoredEntry]:
+        return self._queues.get(session_id, [])[from_arrival:]
 
     def _answer(self, session_id: SessionId, key: str, answer: MailboxAnswer) -> None:
         queue = self._queues.get(session_id, [])

@@ -94,9 +94,10 @@ class SqliteMailbox(Mailbox):
             raise
         return StoredEntry(entry, arrival), True
 
-    def _entries(self, session_id: SessionId) -> list[StoredEntry]:
+    def _entries(self, session_id: SessionId, from_arrival: int = 0) -> list[StoredEntry]:
         rows = self._db.execute(
-            f"{_COLUMNS} WHERE session_id = ? ORDER BY arrival", (session_id,)
+            f"{_COLUMNS} WHERE session_id = ? AND arrival >= ? ORDER BY arrival",
+            (session_id, from_arrival),
         ).fetchall()
         return [_stored(session_id, row) for row in rows]
 

@@ -21,6 +21,8 @@ from dsh_agent import (
 )
 from dsh_llm import create_user_message, replace_content
 from dsh_session import Session, undecided_call_ids
+from dsh_session._header import SessionId
+from dsh_session._mailbox._records import StoredEntry
 from dsh_session.errors import DeliveryConflictError
 from dsh_session.events import UserMessageEvent
 from dsh_session.stores import JsonlSessionStore, SessionStore
@@ -112,6 +114,43 @@ async def updates_then_resume(agent: RemoteAgent) -> None:
         assert not isinstance(update, UserMessageEntered)
         if isinstance(update, AssistantCommitted):
             break
+
+
+async def test_updates_read_the_mailbox_from_its_oldest_unanswered_entry(
+    open_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer never changes, so an updates stream reads the answered history once
+    and then only what is new: a refusal that comes later is still reported, once."""
+    store = open_store()
+    sid = await new_session(store)
+    async with connect(store, sid) as agent:
+        for text in ("one", "two", "three"):
+            await agent.followup(create_user_message(text))
+        async with Worker(store, agents.echo, idle_release=0.2, scan_interval=0.05):
+            await asyncio.wait_for(agent.wait_idle(), 20)
+        starts: list[int] = []
+        entries = agent.mailbox.entries
+
+        async def recorded(session_id: SessionId, *, from_arrival: int = 0) -> list[StoredEntry]:
+            starts.append(from_arrival)
+            return await entries(session_id, from_arrival=from_arrival)
+
+        monkeypatch.setattr(agent.mailbox, "entries", recorded)
+
+        async def first_refusal() -> DeliveryRefused:
+            async for update in agent.updates(poll_interval=0.02):
+                if isinstance(update, DeliveryRefused):
+                    return update
+            raise AssertionError("the stream ended")
+
+        refusal = asyncio.create_task(first_refusal())
+        await asyncio.sleep(0.3)
+        await agent.approve("call-that-does-not-wait")
+        async with Worker(store, agents.echo, idle_release=0.2, scan_interval=0.05):
+            await asyncio.wait_for(agent.wait_idle(), 20)
+        assert (await asyncio.wait_for(refusal, 20)).kind == "approve"
+    assert starts[0] == 0 and len(starts) > 3
+    assert 3 in starts and set(starts[1:]) <= {3, 4}  # the refused approval arrived fourth
 
 
 async def test_approvals_decided_once(open_store: StoreFactory) -> None:

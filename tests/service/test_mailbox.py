@@ -57,6 +57,9 @@ async def test_entries_keep_arrival_order_and_answers(open_store: StoreFactory) 
     entries = await mailbox.entries(sid)
     assert entries[0].answer == MailboxAnswer("applied")
     assert entries[1].entry.message == second.message
+    [later] = await mailbox.entries(sid, from_arrival=1)
+    assert later.arrival == 1 and later.entry.message == second.message
+    assert await mailbox.entries(sid, from_arrival=2) == []
     await mailbox.close()
     reopened = open_mailbox(open_store())
     assert [e.entry for e in await reopened.entries(sid)] == [first, second]

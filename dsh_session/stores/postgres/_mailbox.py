@@ -86,9 +86,10 @@ class PostgresMailbox(Mailbox):
             logger.warning("%s: could not wake the owner of %r: %s", self, sid, error)
         return StoredEntry(entry, int(row[0])), True
 
-    def _entries(self, session_id: SessionId) -> list[StoredEntry]:
+    def _entries(self, session_id: SessionId, from_arrival: int = 0) -> list[StoredEntry]:
         rows = self._db.execute(
-            f"{_COLUMNS} WHERE session_id = %s ORDER BY arrival".encode(), (session_id,)
+            f"{_COLUMNS} WHERE session_id = %s AND arrival >= %s ORDER BY arrival".encode(),
+            (session_id, from_arrival),
         ).fetchall()
         return [_stored(session_id, row) for row in rows]
 
