@@ -85,7 +85,8 @@ class Notifier:
         self._unflushed = False
         """Part of the batch in flight is still in libpq's send buffer."""
         self._resent = False
-        """The batch in flight went out again after a broken connection lost it."""
+        """What is pending or in flight holds a batch a broken connection lost: should
+        the next connection break too, it is dropped (a batch goes out at most twice)."""
         self._connection: psycopg.Connection[Any] | None = None
         self._busy = False
         """The thread has the connection (opening it, or awaiting an answer); until it
