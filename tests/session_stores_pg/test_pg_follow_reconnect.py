@@ -6,6 +6,8 @@ event exactly once, in order; any error it raises is a dsh ``SessionError``."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -217,7 +219,7 @@ async def test_follow_reads_again_after_its_reading_connection_is_terminated(
 
 
 NOTIFIERS = (
-    "SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT pg_notify(%%' "
+    "SELECT pid FROM pg_stat_activity WHERE query LIKE 'NOTIFY %%' "
     "AND backend_type = 'client backend'"
 )
 
@@ -247,6 +249,43 @@ async def test_a_writer_notifies_again_after_its_notifying_connection_is_termina
                 await _write_turn(writer, loaded)  # lost, or sent on a new connection
                 await _write_turn(writer, loaded)  # on the new connection
                 await consumer.until(loaded.seq, timeout=30)
+        finally:
+            await consumer.stop()
+    assert consumer.error is None
+    assert consumer.seen == list(loaded.events)
+
+
+async def test_flushes_return_while_the_notifying_backend_is_stopped(
+    postgres_dsn: str,
+) -> None:
+    """A flush sends its notification without waiting for the server's answer (issue
+    33): with the notifier's backend stopped (``SIGSTOP``), flushes still return, the
+    heads they announce collect behind the batch in flight, and once the backend runs
+    again the follower (which never polls here) is woken for the newest one."""
+    async with (
+        PostgresSessionStore(postgres_dsn) as writer,
+        PostgresSessionStore(postgres_dsn, mode="read") as reader,
+    ):
+        session = await store_completed_turn(writer)
+        loaded = await writer.load(session.id)
+        consumer = _Consumer(reader.follow(session.id, poll_interval=600))
+        try:
+            await consumer.until(loaded.seq, timeout=30)
+            async with asyncio.timeout(30):
+                while not (pids := await asyncio.to_thread(_pids, postgres_dsn, NOTIFIERS)):
+                    await asyncio.sleep(0.05)
+            [pid] = pids
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except (PermissionError, ProcessLookupError) as error:
+                pytest.skip(f"cannot stop the server's backend {pid}: {error}")
+            try:
+                async with asyncio.timeout(60):
+                    for _ in range(20):
+                        await _write_turn(writer, loaded)
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            await consumer.until(loaded.seq, timeout=30)
         finally:
             await consumer.stop()
     assert consumer.error is None

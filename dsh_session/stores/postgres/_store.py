@@ -6,8 +6,8 @@ for reads and releases, so an inspecting ``read``, ``list_sessions`` or a ``deta
 never queues behind a write. A flush is one fenced statement (``fencing.py``);
 the base runs the blocking calls one at a time per store on a worker thread, because
 a network round trip must not stall the event loop. After each flush commits,
-a notifier thread sends a ``NOTIFY`` (``notify.py``), which ``follow`` listens for
-(``follow.py``).
+the store's notifier sends a ``NOTIFY`` on a connection of its own, without waiting
+for its answer (``notify.py``), which ``follow`` listens for (``follow.py``).
 
 Tables live in the connection's schema (the first one on ``search_path``); a DSN's
 ``options=-csearch_path=...`` keeps several stores apart in one database.
@@ -52,7 +52,7 @@ class PostgresSessionStore(SessionStore):
     requires them (else :class:`StoreNotFoundError`); ``"read"`` requires them and
     opens read-only transactions, so the server refuses every write. ``pool_size`` is
     the most connections the read pool opens. ``notify=False`` leaves out the
-    ``NOTIFY`` sent after each flush (from a thread with a connection of its own):
+    ``NOTIFY`` sent after each flush (on a connection of its own, never waited for):
     followers then see new events only at their ``poll_interval``.
     """
 
