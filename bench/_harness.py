@@ -100,7 +100,26 @@ def compare(
     """Median seconds per call of each subject. Each repeat calls every subject
     ``number`` times, rotating which goes first; the garbage collector stays on,
     as it is in a real program."""
-    samples: dict[str, list[float]] = {name: [] for name in subjects}
+    return _medians(subjects, number=number, repeats=repeats, clocks=(clock,))[0]
+
+
+def compare_clocks(
+    subjects: Mapping[str, Callable[[], object]], *, number: int, repeats: int
+) -> tuple[dict[str, float], dict[str, float]]:
+    """:func:`compare` on the wall clock and in CPU time, from the same calls: the CPU
+    figure leaves out the time other processes on a shared machine take the CPU."""
+    wall, cpu = _medians(subjects, number=number, repeats=repeats, clocks=(WALL_CLOCK, CPU_CLOCK))
+    return wall, cpu
+
+
+def _medians(
+    subjects: Mapping[str, Callable[[], object]],
+    *,
+    number: int,
+    repeats: int,
+    clocks: tuple[Clock, ...],
+) -> list[dict[str, float]]:
+    samples: list[dict[str, list[float]]] = [{name: [] for name in subjects} for _ in clocks]
     order = list(subjects)
     for _ in range(3):  # warm caches and lazy imports before measuring
         for name in order:
@@ -109,11 +128,12 @@ def compare(
         rotation = order[repeat % len(order) :] + order[: repeat % len(order)]
         for name in rotation:
             call = subjects[name]
-            start = clock()
+            starts = [clock() for clock in clocks]
             for _ in range(number):
                 call()
-            samples[name].append((clock() - start) / number)
-    return {name: statistics.median(samples[name]) for name in subjects}
+            for clock, start, taken in zip(clocks, starts, samples, strict=True):
+                taken[name].append((clock() - start) / number)
+    return [{name: statistics.median(taken[name]) for name in subjects} for taken in samples]
 
 
 def bytes_held(build: Callable[[], list[object]]) -> tuple[int, int]:

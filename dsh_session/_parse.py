@@ -64,7 +64,11 @@ def parse_events(raw: Iterable[RawEvent]) -> list[LogEvent]:
 
 
 def parse_log(
-    header: SessionHeader, raw: Iterable[RawEvent], *, strict: bool = False
+    header: SessionHeader,
+    raw: Iterable[RawEvent],
+    *,
+    strict: bool = False,
+    row_at: Callable[[int], RawEvent] | None = None,
 ) -> tuple[list[LogEvent], Session | None]:
     """:func:`parse_events`, and the session the events make when every log rule holds
     (else ``None``: ``Session.from_log`` on the events raises what is wrong). Each
@@ -72,22 +76,33 @@ def parse_log(
     caches, so a load reads its events once instead of twice. A malformed event
     raises as :func:`parse_events` does, even after a rule failed earlier in the log:
     a store reports the damage before the rules. ``strict`` validates JSON rows in
-    pydantic's strict mode (nothing coerced)."""
-    rows = raw if isinstance(raw, list) else list(raw)
+    pydantic's strict mode (nothing coerced).
+
+    With ``row_at`` (which reads the row at a position again, to explain a failure),
+    ``raw`` is consumed lazily and must yield JSON text: each row is freed as soon as
+    its event is built, as a reader streaming rows from a cursor frees them, instead
+    of every row staying alive until the last event is built."""
+    rows: Iterable[RawEvent]
+    if row_at is None:
+        listed = raw if isinstance(raw, list) else list(raw)
+        rows, row_at = listed, listed.__getitem__
+        validate = _validate_json_strictly if strict else _validator_for(listed)
+    else:
+        rows, validate = raw, _validate_json_strictly if strict else _validate_json
     session = Session(header)
-    validate = functools.partial(_validate_json, strict=True) if strict else _validator_for(rows)
     with collector_paused():
         try:
             valid = session._take_checked(map(validate, rows))
         except ValidationError:
             position = session.seq
-            raise _diagnose(rows[position], position) from None
+            raise _diagnose(row_at(position), position) from None
     events = list(session.events)  # the session appends to its own list later
     return events, session if valid else None
 
 
 _validate_json = SessionEventAdapter.validator.validate_json
 _validate_python = SessionEventAdapter.validator.validate_python
+_validate_json_strictly = functools.partial(_validate_json, strict=True)
 _JSON_TEXT = (str, bytes)
 
 

@@ -216,13 +216,13 @@ def intact_records(data: bytes, *, compressed: bool) -> tuple[Json, list[bytes]]
             if not text.endswith(b"\n"):
                 return None
             texts.append(text)
-        body = b"".join(texts)
+        lines = b"".join(texts).split(b"\n")
     else:
         header, body_start = _split_header(data)
-        body = data[body_start:]
-        if body and not body.endswith(b"\n"):
+        if len(data) > body_start and not data.endswith(b"\n"):
             return None
-    lines = body.split(b"\n")
+        lines = data.split(b"\n")  # no copy of the body: the header line is piece 0
+        del lines[0]
     lines.pop()  # the empty piece after the final newline
     return header, lines
 

@@ -13,6 +13,7 @@ transaction writes the log alone; the search index catches up before each search
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 from pathlib import Path
@@ -20,11 +21,13 @@ from pathlib import Path
 from dsh_session._harness_format import SCHEMA_VERSION as HARNESS_SCHEMA_VERSION
 from dsh_session._header import SessionHeader, SessionId, parse_header
 from dsh_session._mailbox._sqlite import create_mailbox_table
-from dsh_session._parse import collector_paused, parse_events, parse_log
+from dsh_session._parse import RawEvent, collector_paused, parse_events, parse_log
 from dsh_session._search import SearchHit, SearchQuery
+from dsh_session._session import Session
 from dsh_session.errors import (
     NotARegularFileError,
     SessionCorruptError,
+    SessionError,
     SessionNotFoundError,
     StoreError,
     StoreNotFoundError,
@@ -32,9 +35,9 @@ from dsh_session.errors import (
 from dsh_session.events import LogEvent
 from dsh_session.stores._base import Batch, StoreMode, StoreStats
 from dsh_session.stores._codec import (
-    contiguous_events,
     dump_event,
     dump_header,
+    events_in_seq_order,
     listed_headers,
 )
 from dsh_session.stores._ownership import SessionLocks, this_writer
@@ -313,8 +316,8 @@ class DshLayout(SqliteLayout):
 
     def read_log(self, session_id: SessionId) -> StoredLog:
         db = self._db
-        # The rows are acyclic and all alive until validated: the collector is paused
-        # for them as parse_events pauses it for the events.
+        # The rows stream from the cursor into the validator inside one read snapshot,
+        # each freed once its event is built (the floor of a load reads them so too).
         with collector_paused():
             db.execute("BEGIN")  # one snapshot for the header and the events
             try:
@@ -323,23 +326,44 @@ class DshLayout(SqliteLayout):
                 ).fetchone()
                 if found is None:
                     raise SessionNotFoundError(session_id, self._name)
-                rows = db.execute(
-                    "SELECT seq, event FROM dsh_events WHERE session_id = ? ORDER BY seq",
-                    (session_id,),
-                ).fetchall()
+                header = parse_header(found[0])
+                if header.id != session_id:
+                    raise SessionCorruptError(
+                        f"{self}: the row of session {session_id!r} holds a header naming "
+                        f"session {header.id!r}",
+                        field="id",
+                    )
+                events, session = self._parse_rows(header)
             finally:
                 db.execute("COMMIT")
-            header = parse_header(found[0])
-            if header.id != session_id:
-                raise SessionCorruptError(
-                    f"{self}: the row of session {session_id!r} holds a header naming "
-                    f"session {header.id!r}",
-                    field="id",
-                )
-            texts = contiguous_events(rows, 0, session_id, str(self))
-            del rows  # each row's tuple goes before the events are built
-            events, session = parse_log(header, texts)
-            return StoredLog(header, events, session=session)
+        return StoredLog(header, events, session=session)
+
+    def _parse_rows(self, header: SessionHeader) -> tuple[list[LogEvent], Session | None]:
+        """``parse_log`` over the session's rows as the cursor yields them. A gap in the
+        seqs is reported before any damaged row, wherever each is, as when every seq
+        was checked before the first row was validated."""
+        sid, where = header.id, str(self)
+        query = "SELECT seq, event FROM dsh_events WHERE session_id = ? ORDER BY seq"
+        rows = self._db.execute(query, (sid,))
+        try:
+            return parse_log(
+                header,
+                events_in_seq_order(rows, 0, sid, where),
+                row_at=functools.partial(self._event_at, sid),
+            )
+        except SessionError:
+            for _ in events_in_seq_order(self._db.execute(query, (sid,)), 0, sid, where):
+                pass  # raises at the first gap
+            raise
+        finally:
+            rows.close()
+
+    def _event_at(self, session_id: SessionId, seq: int) -> RawEvent:
+        found = self._db.execute(
+            "SELECT event FROM dsh_events WHERE session_id = ? AND seq = ?", (session_id, seq)
+        ).fetchone()
+        event: RawEvent = found[0]
+        return event
 
     def read_events(self, session_id: SessionId, from_seq: int) -> list[LogEvent]:
         """The stored events from ``from_seq`` on (what a follower polls for)."""

@@ -222,6 +222,27 @@ async def test_sqlite_missing_row_is_corruption_not_a_torn_tail(tmp_path: Path) 
     assert raised.value.seq == 5
 
 
+async def test_sqlite_gap_is_reported_before_an_earlier_damaged_row(tmp_path: Path) -> None:
+    """The rows stream into the validator; a gap further on still wins over a damaged
+    row before it, as when every seq was checked before the first row was read."""
+    path, session = await _sqlite_session(tmp_path)
+    _execute(path, 'UPDATE dsh_events SET event = \'{"type": "turn/e\' WHERE seq = 2')
+    _execute(path, "DELETE FROM dsh_events WHERE seq = ?", session.seq - 2)
+
+    with pytest.raises(SessionCorruptError, match=f"no event at seq {session.seq - 2}") as raised:
+        await SqliteSessionStore(path).load(session.id)
+    assert raised.value.seq == session.seq - 2
+
+
+async def test_sqlite_damaged_row_in_the_middle_is_named_by_its_seq(tmp_path: Path) -> None:
+    path, session = await _sqlite_session(tmp_path)
+    _execute(path, 'UPDATE dsh_events SET event = \'{"type": "turn/e\' WHERE seq = 2')
+
+    with pytest.raises(SessionCorruptError, match="at position 2 is not JSON") as raised:
+        await SqliteSessionStore(path).load(session.id)
+    assert raised.value.seq == 2
+
+
 async def test_sqlite_unreadable_last_row_is_corruption(tmp_path: Path) -> None:
     path, session = await _sqlite_session(tmp_path)
     _execute(
