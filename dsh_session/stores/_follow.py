@@ -50,6 +50,8 @@ class LocalCommits:
 
     def committed(self, session_id: SessionId) -> None:
         """Events of ``session_id`` were just made durable: wake its followers."""
+        if not self._armed:  # no follower here: the common case, without a failed pop
+            return
         event = self._armed.pop(session_id, None)
         if event is not None:
             event.set()
