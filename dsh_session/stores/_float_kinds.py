@@ -17,7 +17,7 @@ count as "may hold a float", so that kind keeps the screen.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dsh_session._events.classes import AssistantChunkEvent
@@ -28,6 +28,8 @@ Kind = type
 
 _DECIDED: dict[Kind, bool] = {}
 """Kind -> whether its events' JSON holds no float, whatever their values."""
+_FREE: set[Kind] = set()
+"""The kinds decided float-free."""
 
 _CHUNK_FIELD = ("AssistantChunkData", "chunk")
 """The chunk union inside a chunk event's schema, read as the chunk's own class."""
@@ -35,14 +37,18 @@ _CHUNK_FIELD = ("AssistantChunkData", "chunk")
 _COMBINATORS = ("anyOf", "oneOf", "allOf")
 
 
-def float_free(event: SessionEvent) -> bool:
-    """Whether ``event``'s JSON cannot hold a float, by its kind (decided once)."""
-    cls: type[SessionEvent] = type(event)
-    kind: Kind = type(event.data.chunk) if isinstance(event, AssistantChunkEvent) else cls
-    decided = _DECIDED.get(kind)
-    if decided is None:
-        decided = _DECIDED[kind] = _decide(cls, kind)
-    return decided
+def may_hold_floats(events: Sequence[SessionEvent]) -> list[int]:
+    """The positions of the events whose kind may hold a float (each kind decided the
+    first time it is met; then this is one pass over the events' classes)."""
+    kinds = [type(e.data.chunk) if type(e) is AssistantChunkEvent else type(e) for e in events]
+    if not _DECIDED.keys() >= set(kinds):
+        for event, kind in zip(events, kinds, strict=True):
+            if kind not in _DECIDED:
+                _DECIDED[kind] = free = _decide(type(event), kind)
+                if free:
+                    _FREE.add(kind)
+    free_kinds = _FREE
+    return [position for position, kind in enumerate(kinds) if kind not in free_kinds]
 
 
 def _decide(cls: type[SessionEvent], kind: Kind) -> bool:
@@ -173,7 +179,7 @@ def _object_may(
 
 
 __all__ = [
-    "float_free",
+    "may_hold_floats",
     "model_float_free",
     "schema_float_free",
 ]

@@ -22,7 +22,7 @@ from typing import Any
 
 from dsh_session.events import SessionEvent
 from dsh_session.stores._codec import dump_event
-from dsh_session.stores._float_kinds import float_free
+from dsh_session.stores._float_kinds import may_hold_floats
 
 _SCREEN = bytes.maketrans(b"123456789.eE", b"000000000...")
 """Digits to ``0`` and what may follow a float's leading digits (``.``, ``e``, ``E``) to
@@ -69,7 +69,7 @@ def wire_records(events: Sequence[SessionEvent], *, pack_chunks: bool) -> list[A
     ``pack_chunks``, ``assistant/chunk`` events stay dicts so runs of them can pack."""
     packing = [pack_chunks and event.type == "assistant/chunk" for event in events]
     raws = [b"" if packs else dump_event(e) for e, packs in zip(events, packing, strict=True)]
-    screened = [position for position, event in enumerate(events) if not float_free(event)]
+    screened = may_hold_floats(events)
     found = records_with_floats([raws[position] for position in screened]) if screened else ()
     floats = {screened[index] for index in found}
     if not floats and not pack_chunks:
