@@ -7,11 +7,9 @@ separators, key order, integers, literal non-ASCII and the escapes of quotes,
 backslashes and control characters; only float formatting differs (``1e-05`` against
 ``1e-5``). So such an event goes to the file as its dumped bytes, where it used to be
 dumped, parsed back and dumped again (about three quarters of a 100-event flush's CPU).
-An event that may hold a float, and a chunk event that may pack into a row with its
-neighbours, is still a parsed record, encoded as before. Whether an event may hold one
-is decided for most events once per kind (``_float_kinds.py``: a ``step/start`` never
-can); only events of the kinds that can (free JSON, float fields) are screened, all
-in one pass, exact when it says no.
+An event that may hold a float (a screen of the whole batch, exact when it says no),
+and a chunk event that may pack into a row with its neighbours, is still a parsed
+record, encoded as before.
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ from typing import Any
 
 from dsh_session.events import SessionEvent
 from dsh_session.stores._codec import dump_event
-from dsh_session.stores._float_kinds import may_hold_floats
 
 _SCREEN = bytes.maketrans(b"123456789.eE", b"000000000...")
 """Digits to ``0`` and what may follow a float's leading digits (``.``, ``e``, ``E``) to
@@ -69,9 +66,7 @@ def wire_records(events: Sequence[SessionEvent], *, pack_chunks: bool) -> list[A
     ``pack_chunks``, ``assistant/chunk`` events stay dicts so runs of them can pack."""
     packing = [pack_chunks and event.type == "assistant/chunk" for event in events]
     raws = [b"" if packs else dump_event(e) for e, packs in zip(events, packing, strict=True)]
-    screened = may_hold_floats(events)
-    found = records_with_floats([raws[position] for position in screened]) if screened else ()
-    floats = {screened[index] for index in found}
+    floats = records_with_floats(raws)
     if not floats and not pack_chunks:
         return raws  # most batches: every event as dumped
     return [
