@@ -292,7 +292,7 @@ class DshLayout(SqliteLayout):
         """Insert the rows of a session this store owns at ``epoch``, the epoch check
         riding on the first insert, which adds its row only while the session still
         holds ``epoch``: the batch runs a plain insert's statements, where a separate
-        check was one more (about a tenth of a 10-event flush's CPU). The transaction
+        check was one more (bench/README.md counts them). The transaction
         holds the write lock from ``BEGIN IMMEDIATE``, so the epoch cannot move between
         that row and the rest. A fenced writer's first insert adds nothing, and
         :class:`SessionConflictError` names the new holder before any other row is
