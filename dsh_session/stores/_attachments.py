@@ -171,8 +171,23 @@ def _blocks_free_of_attachments(blocks: list[object]) -> bool:
     return _blocks_free_of_attachments(list(chain.from_iterable(map(_BLOCK_CONTENT, results))))
 
 
-def require_stored(store: BlobHolder, events: Iterable[LogEvent]) -> None:
-    """Refuse (before anything is written) events citing bytes the store lacks."""
+_RULED = frozenset(_EVENT_CLASSES)
+"""The exact event classes the log rules check: each one holding messages is seen by
+``Surface.put`` or, for ``inbox/spliced``, by its own rule."""
+
+
+def require_stored(
+    store: BlobHolder, events: Sequence[LogEvent], *, log_saw_none: bool = False
+) -> None:
+    """Refuse (before anything is written) events citing bytes the store lacks.
+
+    ``log_saw_none`` says the session's log rules saw no message that may hold an
+    attachment (``Surface.may_hold_attachments``: decided once per message as it is
+    appended). Then events of the classes those rules check are not walked at all, only
+    their classes looked at in C; an event of another class (a subclass passed in a
+    seed, which the rules do not see) is walked as before."""
+    if log_saw_none and _RULED.issuperset(map(type, events)):
+        return
     for message, ref in message_attachments(events):
         if ref.sha256 in store._stored_blobs:
             continue

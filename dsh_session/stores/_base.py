@@ -300,7 +300,7 @@ class SessionStore(ABC):
         events = session.events[tracked.durable :]
         if not events and tracked.stored:
             return  # another flush wrote them while this one waited for the lock
-        require_stored(self, events)
+        require_stored(self, events, log_saw_none=not session._state.surface.may_hold_attachments)
         self._commit(Batch(session.id, None if tracked.stored else session.header, events))
         tracked.durable += len(events)
         tracked.stored = True

@@ -62,6 +62,8 @@ class IdleFollowers:
 
     def committed(self, session_id: SessionId) -> None:
         """Events of ``session_id`` were just made durable here: wake its followers."""
+        if not self._armed:  # no follower here: the common case, without a failed pop
+            return
         for wait in self._armed.pop(session_id, ()):
             wait.wake()
 

@@ -14,7 +14,10 @@ The statements are plain SQL that SQLite (3.35+) and PostgreSQL both accept, wit
 the driver's placeholder filled in, so a PostgreSQL store reuses this module as is.
 The check is an ``UPDATE`` rather than a ``SELECT`` because an update also takes the
 row lock, so under PostgreSQL's read-committed isolation a concurrent claim waits for
-the batch to commit instead of slipping in between check and insert.
+the batch to commit instead of slipping in between check and insert. SQLite's layout 1,
+whose ``BEGIN IMMEDIATE`` holds the whole database's write lock, carries the check in
+the first insert of each batch instead (a statement fewer) and takes its error from
+:meth:`WriterEpochs.conflict`.
 """
 
 from __future__ import annotations
@@ -70,12 +73,19 @@ class WriterEpochs:
     def check(self, cursor: Cursor, session_id: SessionId, epoch: int, where: str) -> None:
         """Raise :class:`SessionConflictError` unless ``epoch`` is still the session's."""
         cursor.execute(self._check, (session_id, epoch))
-        if cursor.rowcount == 1:
-            return
+        if cursor.rowcount != 1:
+            raise self.conflict(cursor, session_id, epoch, where)
+
+    def conflict(
+        self, cursor: Cursor, session_id: SessionId, epoch: int, where: str
+    ) -> SessionConflictError:
+        """The error for a writer at ``epoch`` that found the session's epoch moved (by
+        :meth:`check`, or by a write that carries the check itself), naming the holder
+        now recorded."""
         cursor.execute(self._current, (session_id,))
         row = cursor.fetchone()
         now, holder = (row[0], row[1]) if row is not None else (None, None)
-        raise SessionConflictError(
+        return SessionConflictError(
             f"session {session_id!r} in {where} was taken over by another writer "
             f"({holder or 'holder unknown'}, epoch {now}; this writer holds epoch {epoch}); "
             "nothing of this batch was written",

@@ -4,6 +4,7 @@ checks them when a log is loaded or read."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -19,8 +20,9 @@ from dsh_session import (
     Session,
     create_user_message_with_attachments,
 )
+from dsh_session._events.classes import UserMessageEvent
 from dsh_session.errors import StoreError
-from dsh_session.stores import MemorySessionStore, SessionStore
+from dsh_session.stores import JsonlSessionStore, MemorySessionStore, SessionStore
 
 from .conftest import StoreFactory
 from .images import png
@@ -267,3 +269,61 @@ async def test_a_fork_cites_the_same_bytes_without_a_copy(open_store: StoreFacto
         loaded = await store.load(fork.id)
         assert loaded.derive_messages()[0] == message
         assert await store.read_attachment(ref_at(message, 1)) == png(3, 2)
+
+
+class _SubclassedUserMessageEvent(UserMessageEvent):
+    """An event class the log rules do not know (they dispatch on exact classes)."""
+
+
+def _citing(ref: AttachmentRef, message_id: str) -> UserMessage:
+    return UserMessage.model_validate(
+        {
+            "id": message_id,
+            "role": "user",
+            "source": {"kind": "user"},
+            "content": [{"type": "file", "attachment": ref.model_dump(mode="json")}],
+        }
+    )
+
+
+def _spliced(ref: AttachmentRef) -> Session:
+    """A message reaching the log in an inbox splice, not on the surface."""
+    session = Session.create()
+    session.append(
+        "agent/inbox/spliced",
+        {"target": "next-turn", "start": 0, "inserted": [_citing(ref, "m-spliced")]},
+    )
+    return session
+
+
+def _seeded_with_a_subclass(ref: AttachmentRef) -> Session:
+    """A message in a seed event of a class the log rules do not see."""
+    event = _SubclassedUserMessageEvent.model_validate(
+        {
+            "type": "user/message",
+            "seq": 0,
+            "time": 1,
+            "data": _citing(ref, "m-seeded"),
+            "surfaceOp": "append",
+        }
+    )
+    return Session.create(seed=[event])
+
+
+@pytest.mark.parametrize("build", [_spliced, _seeded_with_a_subclass])
+async def test_a_flush_refuses_a_missing_attachment_wherever_the_message_sits(
+    build: Callable[[AttachmentRef], Session], tmp_path: Path
+) -> None:
+    """The flush skips its walk when the log rules saw no message that may hold an
+    attachment; a message they see off the surface, or one in an event they do not
+    see at all, must still be checked."""
+    async with MemorySessionStore() as elsewhere:
+        ref = await elsewhere.save_attachment(PDF, media_type="application/pdf")
+    async with JsonlSessionStore(tmp_path / "sessions") as store:
+        session = build(ref)
+        store.attach(session)
+        with pytest.raises(AttachmentNotFoundError):
+            await store.flush(session)
+        assert await store.list_sessions() == []
+        await store.save_attachment(PDF, media_type="application/pdf")
+        await store.flush(session)

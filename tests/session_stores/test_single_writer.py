@@ -15,6 +15,7 @@ from dsh_session._header import SessionId
 from dsh_session._session import Session
 from dsh_session.errors import SessionConflictError, StoreError
 from dsh_session.stores import MemorySessionStore, PostgresSessionStore, SqliteSessionStore
+from dsh_session.stores._sqlite_layout_one import DshLayout
 
 from .conftest import StoreFactory
 from .scenarios import complete_turn, store_completed_turn
@@ -215,3 +216,43 @@ async def test_a_fenced_sqlite_writer_writes_nothing_and_sees_the_conflict_as_it
             "SELECT count(*) FROM dsh_events WHERE session_id = ?", (session.id,)
         ).fetchone()[0]
     assert count == stored_seq
+
+
+async def test_a_fenced_sqlite_writer_whose_rows_the_new_owner_wrote_meets_the_conflict(
+    tmp_path: Path,
+) -> None:
+    """The epoch check rides on the first insert of a batch: a fenced writer whose
+    first row's seq the new owner has already written must still meet the takeover
+    (not a duplicate-key failure), and leave the new owner's rows as they are."""
+    path = layout_one(tmp_path / "sessions.db")  # writer epochs are layout 1's
+    setup = SqliteSessionStore(path)
+    session = await store_completed_turn(setup)
+    await setup.close()
+    fenced_store = SqliteSessionStore(path)
+    fenced = await fenced_store.load(session.id)
+    layout = fenced_store._layout
+    assert isinstance(layout, DshLayout)
+    layout._locks.release(fenced.id)  # as if the new owner reached the file another way
+    async with SqliteSessionStore(path) as owner_store:
+        owner = await owner_store.load(session.id)
+        complete_turn(owner, tool_output="the owner's")
+        await owner_store.flush(owner)
+        owned_rows = _event_rows(path, session.id)
+        complete_turn(fenced, tool_output="the fenced writer's")  # the same seqs
+        assert fenced.seq <= owner.seq
+
+        for _ in range(2):  # the retry is refused too
+            with pytest.raises(SessionConflictError) as raised:
+                await fenced_store.flush(fenced)
+            assert type(raised.value) is SessionConflictError
+            assert raised.value.holder is not None
+        assert _event_rows(path, session.id) == owned_rows
+        with pytest.raises(SessionConflictError, match="not durable"):
+            await fenced_store.close()
+
+
+def _event_rows(path: Path, session_id: str) -> list[tuple[int, str]]:
+    with sqlite3.connect(path) as db:
+        return db.execute(
+            "SELECT seq, event FROM dsh_events WHERE session_id = ? ORDER BY seq", (session_id,)
+        ).fetchall()
