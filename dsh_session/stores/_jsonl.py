@@ -25,7 +25,7 @@ import dataclasses
 import logging
 import os
 import stat
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,6 +126,8 @@ class JsonlSessionStore(SessionStore):
             problem = "not a directory" if self.directory.exists() else "no such directory"
             raise StoreNotFoundError(str(self.directory), problem)
         self._ends: dict[SessionId, _FileEnd] = {}
+        self._looked_at: dict[SessionId, str] = {}
+        """The files the idle followers' last shared look found (``_read_log_versions``)."""
         self._locks = SessionLocks(self.lock_path_of, repr(self))
         self._blobs = BlobFiles(
             self.directory / "attachments" / "v1",
@@ -153,11 +155,26 @@ class JsonlSessionStore(SessionStore):
     def _log_version(self, session_id: SessionId) -> Hashable | None:
         """The log file's identity, size and modification time: every append changes
         them, and so does a file replaced by another."""
-        try:
-            found = os.stat(self.path_of(session_id))
-        except OSError:
-            return None  # the read that follows says what is wrong
-        return (found.st_ino, found.st_size, found.st_mtime_ns)
+        return _file_version(self.path_of(session_id))
+
+    def _read_log_versions(
+        self, session_ids: Sequence[SessionId]
+    ) -> dict[SessionId, Hashable | None]:
+        """The versions the idle followers' shared look reads, each from the file the
+        last look found (finding a session's folder costs a scan of the projects and
+        several stats, a version one stat); a file that has gone is found again."""
+        known, self._looked_at = self._looked_at, {}
+        versions: dict[SessionId, Hashable | None] = {}
+        for session_id in session_ids:
+            path = known.get(session_id)
+            version = None if path is None else _file_version(path)
+            if version is None:
+                path = os.fspath(self.path_of(session_id))
+                version = _file_version(path)
+            if version is not None and path is not None:
+                self._looked_at[session_id] = path
+            versions[session_id] = version
+        return versions
 
     def lock_path_of(self, session_id: SessionId) -> Path:
         """The lock file a writer of the session holds (it exists only while held, or
@@ -382,6 +399,16 @@ class JsonlSessionStore(SessionStore):
         for session_id in list(self._ends):
             self._forget(session_id)
         self._locks.release_all()
+
+
+def _file_version(path: str | os.PathLike[str]) -> Hashable | None:
+    """A file's identity, size and modification time, or ``None`` when it cannot be
+    read (the read that follows says what is wrong)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_ino, found.st_size, found.st_mtime_ns)
 
 
 __all__ = [
