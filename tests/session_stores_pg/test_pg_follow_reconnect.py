@@ -25,9 +25,18 @@ LISTENERS = (
 )
 
 
-def _listeners(dsn: str) -> set[int]:
+def _pids(dsn: str, query: str) -> list[int]:
+    """The backends ``query`` (over ``pg_stat_activity``) finds, in its order."""
     with psycopg.connect(dsn, autocommit=True) as connection:
-        return {int(row[0]) for row in connection.execute(LISTENERS).fetchall()}
+        return [int(row[0]) for row in connection.execute(query).fetchall()]
+
+
+async def _some_pids(dsn: str, query: str, timeout: float = 30) -> list[int]:
+    """The backends ``query`` finds, once it finds any."""
+    async with asyncio.timeout(timeout):
+        while not (pids := await asyncio.to_thread(_pids, dsn, query)):
+            await asyncio.sleep(0.05)
+    return pids
 
 
 def _terminate(dsn: str, pid: int) -> None:
@@ -40,7 +49,7 @@ async def _new_listener(dsn: str, known: set[int], timeout: float = 30) -> int:
     """The pid of a LISTEN connection not in ``known``, once one is there."""
     async with asyncio.timeout(timeout):
         while True:
-            fresh = await asyncio.to_thread(_listeners, dsn) - known
+            fresh = set(await asyncio.to_thread(_pids, dsn, LISTENERS)) - known
             if fresh:
                 [pid] = fresh
                 return pid
@@ -89,7 +98,7 @@ async def test_follow_listens_again_after_its_connection_is_terminated(
     ):
         session = await store_completed_turn(writer)
         loaded = await writer.load(session.id)
-        known = await asyncio.to_thread(_listeners, postgres_dsn)
+        known = set(await asyncio.to_thread(_pids, postgres_dsn, LISTENERS))
         # A fallback poll far longer than the test waits: delivery after a reconnect
         # can only come from a NOTIFY on the new LISTEN connection (or the read that
         # follows listening again).
@@ -131,7 +140,7 @@ async def test_follow_polls_while_it_cannot_listen_then_listens_again(
     ):
         session = await store_completed_turn(writer)
         loaded = await writer.load(session.id)
-        known = await asyncio.to_thread(_listeners, postgres_dsn)
+        known = set(await asyncio.to_thread(_pids, postgres_dsn, LISTENERS))
         consumer = _Consumer(reader.follow(session.id, poll_interval=0.1))
         try:
             await consumer.until(session.seq, timeout=30)
@@ -174,13 +183,8 @@ READERS = (
     "AND backend_type = 'client backend' AND pid <> pg_backend_pid() "
     "ORDER BY backend_start DESC"
 )
-
-
-def _readers(dsn: str) -> list[int]:
-    """Backends whose last statement was a follower's read, newest first (the pool's
-    connection that read in the meantime is older than the next reading connection)."""
-    with psycopg.connect(dsn, autocommit=True) as connection:
-        return [int(row[0]) for row in connection.execute(READERS).fetchall()]
+"""Backends whose last statement was a follower's read, newest first (the pool's
+connection that read in the meantime is older than the next reading connection)."""
 
 
 async def test_follow_reads_again_after_its_reading_connection_is_terminated(
@@ -201,7 +205,7 @@ async def test_follow_reads_again_after_its_reading_connection_is_terminated(
             killed: set[int] = set()
             for _ in range(3):
                 async with asyncio.timeout(30):
-                    while not (found := await asyncio.to_thread(_readers, postgres_dsn)) or (
+                    while not (found := await asyncio.to_thread(_pids, postgres_dsn, READERS)) or (
                         found[0] in killed
                     ):
                         await asyncio.sleep(0.05)
@@ -240,10 +244,7 @@ async def test_a_writer_notifies_again_after_its_notifying_connection_is_termina
         try:
             await consumer.until(loaded.seq, timeout=30)
             for _ in range(3):
-                async with asyncio.timeout(30):
-                    while not (pids := await asyncio.to_thread(_pids, postgres_dsn, NOTIFIERS)):
-                        await asyncio.sleep(0.05)
-                for pid in pids:
+                for pid in await _some_pids(postgres_dsn, NOTIFIERS):
                     await asyncio.to_thread(_terminate, postgres_dsn, pid)
                 await asyncio.sleep(0.2)  # the writer's socket learns it is closed
                 await _write_turn(writer, loaded)  # lost, or sent on a new connection
@@ -271,10 +272,7 @@ async def test_flushes_return_while_the_notifying_backend_is_stopped(
         consumer = _Consumer(reader.follow(session.id, poll_interval=600))
         try:
             await consumer.until(loaded.seq, timeout=30)
-            async with asyncio.timeout(30):
-                while not (pids := await asyncio.to_thread(_pids, postgres_dsn, NOTIFIERS)):
-                    await asyncio.sleep(0.05)
-            [pid] = pids
+            [pid] = await _some_pids(postgres_dsn, NOTIFIERS)
             try:
                 os.kill(pid, signal.SIGSTOP)
             except (PermissionError, ProcessLookupError) as error:
