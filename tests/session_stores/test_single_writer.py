@@ -184,13 +184,20 @@ async def test_memory_store_refuses_a_second_object_with_the_same_id() -> None:
     await store.load(session.id)
 
 
-async def test_a_fenced_sqlite_writer_writes_nothing_and_sees_the_conflict_as_itself(
-    tmp_path: Path,
-) -> None:
-    path = layout_one(tmp_path / "sessions.db")  # writer epochs are layout 1's
+async def _stored_in_layout_one(tmp_path: Path) -> tuple[Path, Session]:
+    """A layout-1 database (writer epochs are layout 1's) holding one completed turn,
+    its store closed."""
+    path = layout_one(tmp_path / "sessions.db")
     setup = SqliteSessionStore(path)
     session = await store_completed_turn(setup)
     await setup.close()
+    return path, session
+
+
+async def test_a_fenced_sqlite_writer_writes_nothing_and_sees_the_conflict_as_itself(
+    tmp_path: Path,
+) -> None:
+    path, session = await _stored_in_layout_one(tmp_path)
     store = SqliteSessionStore(path)
     loaded = await store.load(session.id)
     stored_seq = loaded.seq
@@ -224,10 +231,7 @@ async def test_a_fenced_sqlite_writer_whose_rows_the_new_owner_wrote_meets_the_c
     """The epoch check rides on the first insert of a batch: a fenced writer whose
     first row's seq the new owner has already written must still meet the takeover
     (not a duplicate-key failure), and leave the new owner's rows as they are."""
-    path = layout_one(tmp_path / "sessions.db")  # writer epochs are layout 1's
-    setup = SqliteSessionStore(path)
-    session = await store_completed_turn(setup)
-    await setup.close()
+    path, session = await _stored_in_layout_one(tmp_path)
     fenced_store = SqliteSessionStore(path)
     fenced = await fenced_store.load(session.id)
     layout = fenced_store._layout
