@@ -88,7 +88,10 @@ class Mailbox(ABC):
     async def entries(self, session_id: SessionId, *, from_arrival: int = 0) -> list[StoredEntry]:
         """The session's entries in arrival order, from arrival ``from_arrival`` on (an
         answer never changes once given, so a reader that has seen every entry before
-        the first unanswered one need not read them again)."""
+        the first unanswered one need not read them again). Raises ``ValueError`` for
+        a ``from_arrival`` that is not an int >= 0."""
+        if isinstance(from_arrival, bool) or not isinstance(from_arrival, int) or from_arrival < 0:
+            raise ValueError(f"from_arrival must be an int >= 0, not {from_arrival!r}")
         return await self._run(lambda: self._entries(session_id, from_arrival))
 
     async def find(self, session_id: SessionId, key: str) -> StoredEntry | None:

@@ -60,6 +60,9 @@ async def test_entries_keep_arrival_order_and_answers(open_store: StoreFactory) 
     [later] = await mailbox.entries(sid, from_arrival=1)
     assert later.arrival == 1 and later.entry.message == second.message
     assert await mailbox.entries(sid, from_arrival=2) == []
+    for bad in (-1, True, "1"):
+        with pytest.raises(ValueError, match="from_arrival"):
+            await mailbox.entries(sid, from_arrival=bad)  # type: ignore[arg-type]
     await mailbox.close()
     reopened = open_mailbox(open_store())
     assert [e.entry for e in await reopened.entries(sid)] == [first, second]
