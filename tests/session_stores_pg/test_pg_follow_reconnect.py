@@ -31,6 +31,11 @@ def _pids(dsn: str, query: str) -> list[int]:
         return [int(row[0]) for row in connection.execute(query).fetchall()]
 
 
+def _listeners(dsn: str) -> set[int]:
+    """The backends holding a ``LISTEN`` (other than this query's own)."""
+    return set(_pids(dsn, LISTENERS))
+
+
 async def _some_pids(dsn: str, query: str, timeout: float = 30) -> list[int]:
     """The backends ``query`` finds, once it finds any."""
     async with asyncio.timeout(timeout):
@@ -49,7 +54,7 @@ async def _new_listener(dsn: str, known: set[int], timeout: float = 30) -> int:
     """The pid of a LISTEN connection not in ``known``, once one is there."""
     async with asyncio.timeout(timeout):
         while True:
-            fresh = set(await asyncio.to_thread(_pids, dsn, LISTENERS)) - known
+            fresh = await asyncio.to_thread(_listeners, dsn) - known
             if fresh:
                 [pid] = fresh
                 return pid
@@ -98,7 +103,7 @@ async def test_follow_listens_again_after_its_connection_is_terminated(
     ):
         session = await store_completed_turn(writer)
         loaded = await writer.load(session.id)
-        known = set(await asyncio.to_thread(_pids, postgres_dsn, LISTENERS))
+        known = await asyncio.to_thread(_listeners, postgres_dsn)
         # A fallback poll far longer than the test waits: delivery after a reconnect
         # can only come from a NOTIFY on the new LISTEN connection (or the read that
         # follows listening again).
@@ -140,7 +145,7 @@ async def test_follow_polls_while_it_cannot_listen_then_listens_again(
     ):
         session = await store_completed_turn(writer)
         loaded = await writer.load(session.id)
-        known = set(await asyncio.to_thread(_pids, postgres_dsn, LISTENERS))
+        known = await asyncio.to_thread(_listeners, postgres_dsn)
         consumer = _Consumer(reader.follow(session.id, poll_interval=0.1))
         try:
             await consumer.until(session.seq, timeout=30)
@@ -288,8 +293,3 @@ async def test_flushes_return_while_the_notifying_backend_is_stopped(
             await consumer.stop()
     assert consumer.error is None
     assert consumer.seen == list(loaded.events)
-
-
-def _pids(dsn: str, query: str) -> list[int]:
-    with psycopg.connect(dsn, autocommit=True) as connection:
-        return [int(row[0]) for row in connection.execute(query).fetchall()]
